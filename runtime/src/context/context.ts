@@ -1,0 +1,43 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * Who is calling and what they may see: resolved once per request (see the context resolver) and
+ * held in AsyncLocalStorage for the request's lifetime.
+ */
+export interface CoreContext {
+  /** Subject (`sub` claim), or null for an anonymous caller. */
+  readonly sub: string | null;
+  readonly roles: readonly string[];
+  /** Permission strings granted: exact actions (`tasks:view`), `<table>:*` or `*`. */
+  readonly permissions: ReadonlySet<string>;
+  /** Restriction entries in force (see `isPathRestricted`). */
+  readonly restrictedFields: ReadonlySet<string>;
+}
+
+/** A context with every permission and no restriction: scripts, tests, migrations, jobs. */
+export const SYSTEM_CONTEXT: CoreContext = Object.freeze({
+  sub: null,
+  roles: Object.freeze(['system']) as readonly string[],
+  permissions: new Set(['*']),
+  restrictedFields: new Set<string>(),
+});
+
+const storage = new AsyncLocalStorage<CoreContext>();
+
+/** The active context; outside any request it is `SYSTEM_CONTEXT`. */
+export function getContext(): CoreContext {
+  return storage.getStore() ?? SYSTEM_CONTEXT;
+}
+
+/** Runs `fn` with `ctx` active. Use `run`, never `enterWith`: the latter leaks across keep-alive requests. */
+export function runWithContext<T>(ctx: CoreContext, fn: () => T): T {
+  return storage.run(ctx, fn);
+}
+
+/** Exact permission match, plus `*` and `<table>:*` wildcards. No case folding or trimming. */
+export function hasPermission(ctx: CoreContext, action: string): boolean {
+  const perms = ctx.permissions;
+  if (perms.has(action) || perms.has('*')) return true;
+  const colon = action.indexOf(':');
+  return colon > 0 && perms.has(action.slice(0, colon) + ':*');
+}

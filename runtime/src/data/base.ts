@@ -1,0 +1,73 @@
+import { defineEntity, type EntitySchema } from '@mikro-orm/core';
+
+/** The permission actions of one model, derived from its table name. */
+export interface ModelActions {
+  readonly CREATE: string;
+  readonly VIEW: string;
+  readonly UPDATE: string;
+  readonly DELETE: string;
+  readonly LISTVIEW: string;
+}
+
+/**
+ * Declarative model base. A model is a class extending `Base` with a static `tableName` and its
+ * fields declared with `declare` (the MikroORM schema from `defineModel` defines them; `declare`
+ * emits no class field that could shadow the ORM's accessors).
+ *
+ * ```ts
+ * export class Task extends Base {
+ *   static override readonly tableName = 'tasks';
+ *   declare id: string;
+ *   declare title: string;
+ * }
+ * ```
+ */
+export abstract class Base {
+  /** Table name; also the permission namespace and the restriction namespace. */
+  static readonly tableName: string = '';
+
+  /** `{ CREATE: 'tasks:create', VIEW: 'tasks:view', … }` */
+  static actions(this: { readonly tableName: string }): ModelActions {
+    const t = this.tableName;
+    if (!t) throw new Error('actions() needs a static tableName on the model class');
+    return {
+      CREATE: `${t}:create`,
+      VIEW: `${t}:view`,
+      UPDATE: `${t}:update`,
+      DELETE: `${t}:delete`,
+      LISTVIEW: `${t}:listview`,
+    };
+  }
+}
+
+/** A model class: a constructor of a `Base` subclass with its static side. */
+export type ModelClass<M extends Base = Base> = (new () => M) & { readonly tableName: string; actions(): ModelActions };
+
+type PropertiesArg = Parameters<typeof defineEntity>[0] extends infer A ? (A extends { properties: infer P } ? P : never) : never;
+
+const registry = new Map<string, EntitySchema>();
+
+/**
+ * `defineEntity` in its class form, with the table name taken from the class, and the schema recorded
+ * so `dbManager.initApp` knows every model without a list. Returns the MikroORM `EntitySchema`.
+ */
+export function defineModel<M extends Base>(
+  model: ModelClass<M>,
+  properties: PropertiesArg,
+  options: { indexes?: { properties: string[]; name?: string }[]; uniques?: { properties: string[]; name?: string }[] } = {},
+): EntitySchema<M> {
+  const schema = defineEntity({
+    class: model,
+    tableName: model.tableName,
+    properties: properties as Record<string, unknown>,
+    ...(options.indexes ? { indexes: options.indexes } : {}),
+    ...(options.uniques ? { uniques: options.uniques } : {}),
+  } as never) as EntitySchema<M>;
+  registry.set(model.name, schema as EntitySchema);
+  return schema;
+}
+
+/** Every schema defined with `defineModel` so far, by class name. */
+export function registeredModels(): EntitySchema[] {
+  return [...registry.values()];
+}

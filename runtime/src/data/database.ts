@@ -1,0 +1,268 @@
+import { MikroORM, TransactionContext, type EntitySchema, type Options } from '@mikro-orm/core';
+import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex';
+import { silentLogger, type Logger } from '../logging/logger.js';
+import { registeredModels } from './base.js';
+
+export type Dialect = 'sqlite' | 'postgresql';
+
+/** One SQL statement sent to the database, by the ORM (writes, migrations) or by Core's read path. */
+export interface QueryEvent {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+  readonly source: 'orm' | 'read';
+}
+
+export type QueryListener = (event: QueryEvent) => void;
+
+/** Where a `DATABASE_URL` points, parsed. */
+export type DatabaseTarget =
+  | { readonly dialect: 'sqlite'; readonly dbName: string }
+  | { readonly dialect: 'postgresql'; readonly clientUrl: string };
+
+/**
+ * Parses `sqlite:./dev.db`, `sqlite:dev.db`, `sqlite:///abs/path.db`, `sqlite::memory:`,
+ * `postgresql://user:pass@host:5432/db` (or `postgres://`). Anything else is an error that names the
+ * accepted forms and never repeats credentials.
+ */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  const trimmed = url.trim();
+  if (trimmed.startsWith('sqlite:')) {
+    let path = trimmed.slice('sqlite:'.length);
+    if (path.startsWith('///')) path = path.slice(2);
+    else if (path.startsWith('//')) path = path.slice(2);
+    if (path === '') throw new Error('DATABASE_URL "sqlite:" names no file: use sqlite:./dev.db or sqlite::memory:');
+    return { dialect: 'sqlite', dbName: path };
+  }
+  if (/^postgres(ql)?:\/\//.test(trimmed)) return { dialect: 'postgresql', clientUrl: trimmed };
+  const scheme = /^([a-z0-9+.-]+):/i.exec(trimmed)?.[1] ?? trimmed.slice(0, 12);
+  throw new Error(
+    `Unsupported DATABASE_URL scheme "${scheme}": use sqlite:<path>, sqlite::memory: or postgresql://user:pass@host:5432/db`,
+  );
+}
+
+export interface InitOptions {
+  /** Entity schemas to load; defaults to every model defined with `defineModel`. */
+  entities?: EntitySchema[];
+  /** Where `echo` writes SQL and where the data layer logs. */
+  logger?: Logger;
+  /** Secret that signs pagination cursors; defaults to a random per-process key. */
+  cursorSecret?: string;
+  /** Extra MikroORM options (pool sizes, migrations…), merged last. */
+  orm?: Partial<Options>;
+}
+
+/** A raw driver connection as the knex client hands it out. */
+interface SqliteHandle {
+  prepare(sql: string): { all(...params: unknown[]): unknown[]; raw?: unknown };
+  inTransaction: boolean;
+}
+interface PgHandle {
+  query(config: { text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+interface KnexClient {
+  acquireConnection(): Promise<unknown>;
+  releaseConnection(conn: unknown): Promise<unknown>;
+}
+
+/**
+ * An initialised database: the MikroORM instance used for writes (through the unit of work) plus a
+ * hydration-free read primitive, `select`, used by the repositories' read path.
+ *
+ * Every statement — the ORM's and Core's own — is reported to `onQuery` listeners; `echo` is one such
+ * listener. Tests count statements the same way.
+ */
+export class Database {
+  readonly dialect: Dialect;
+  readonly cursorSecret: string;
+  private readonly listeners = new Set<QueryListener>();
+  private readonly statements = new WeakMap<object, Map<string, ReturnType<SqliteHandle['prepare']>>>();
+  private readonly pgText = new Map<string, string>();
+
+  constructor(
+    readonly orm: MikroORM,
+    dialect: Dialect,
+    readonly logger: Logger,
+    cursorSecret: string,
+  ) {
+    this.dialect = dialect;
+    this.cursorSecret = cursorSecret;
+    this.connection.getKnex().on('query', (q: { sql: string; bindings?: unknown[] }) => {
+      this.emit({ sql: q.sql, params: q.bindings ?? [], source: 'orm' });
+    });
+  }
+
+  get connection(): AbstractSqlConnection {
+    return this.orm.em.getConnection() as AbstractSqlConnection;
+  }
+
+  get platform(): AbstractSqlPlatform {
+    return this.orm.em.getPlatform() as AbstractSqlPlatform;
+  }
+
+  /** Quotes an identifier for this dialect (`"tasks"` / `` `tasks` ``). */
+  quote(identifier: string): string {
+    return this.platform.quoteIdentifier(identifier);
+  }
+
+  /** Subscribes to every SQL statement; returns the unsubscribe function. */
+  onQuery(listener: QueryListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: QueryEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /**
+   * Runs one SELECT with `?` placeholders and returns plain rows — no entities, no identity map.
+   *
+   * Inside a transaction (a unit of work) it runs on that transaction, so it sees its own writes and
+   * cannot deadlock on SQLite's single connection. Outside, it borrows a pooled connection, which on
+   * SQLite also waits for any transaction holding the connection: a read never sees another request's
+   * uncommitted rows. SQLite statements are prepared once per connection and reused.
+   */
+  async select<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+    const values = params.map((v) => this.toDriverValue(v));
+    this.emit({ sql, params: values, source: 'read' });
+    const trx = TransactionContext.getEntityManager(this.orm.em.name)?.getTransactionContext();
+    const knex = this.connection.getKnex();
+    if (trx) {
+      const res: unknown = await knex.raw(sql, values as never[]).transacting(trx);
+      return (this.dialect === 'postgresql' ? (res as { rows: R[] }).rows : res) as R[];
+    }
+    const client = knex.client as KnexClient;
+    const conn = await client.acquireConnection();
+    try {
+      if (this.dialect === 'sqlite') return this.prepared(conn as SqliteHandle, sql).all(...values) as R[];
+      const res = await (conn as PgHandle).query({ text: this.toPgText(sql), values });
+      return res.rows as R[];
+    } finally {
+      await client.releaseConnection(conn);
+    }
+  }
+
+  private prepared(conn: SqliteHandle, sql: string) {
+    let cache = this.statements.get(conn);
+    if (!cache) this.statements.set(conn, (cache = new Map()));
+    let stmt = cache.get(sql);
+    if (!stmt) cache.set(sql, (stmt = conn.prepare(sql)));
+    return stmt;
+  }
+
+  /** `?` → `$1, $2…` once per distinct statement. Core's SQL never holds a literal `?`. */
+  private toPgText(sql: string): string {
+    let text = this.pgText.get(sql);
+    if (text === undefined) {
+      let n = 0;
+      text = sql.replace(/\?/g, () => `$${++n}`);
+      this.pgText.set(sql, text);
+    }
+    return text;
+  }
+
+  /** better-sqlite3 binds neither booleans nor Dates; MikroORM stores SQLite datetimes as epoch ms. */
+  toDriverValue(value: unknown): unknown {
+    if (this.dialect !== 'sqlite') return value;
+    if (typeof value === 'boolean') return value ? 1 : 0;
+    if (value instanceof Date) return value.getTime();
+    return value;
+  }
+
+  /** Creates (or re-creates, dropping everything) the schema from the models: tests and the demo. */
+  async resetSchema(): Promise<void> {
+    await this.orm.schema.refreshDatabase();
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    await this.orm.close(true);
+  }
+}
+
+/**
+ * Holds the app's database. `initApp` is step 2 of an app's wiring: after it, repositories and the
+ * unit of work reach the database through `dbManager.db`.
+ */
+export class DatabaseManager {
+  private current: Database | undefined;
+
+  /**
+   * Connects to `dbUrl` (see `parseDatabaseUrl`) with every registered model. With `echo`, each SQL
+   * statement is logged at info level through `options.logger`.
+   */
+  async initApp(dbUrl: string, echo = false, options: InitOptions = {}): Promise<Database> {
+    const target = parseDatabaseUrl(dbUrl);
+    const logger = options.logger ?? silentLogger;
+    const entities = options.entities ?? registeredModels();
+    if (entities.length === 0) {
+      throw new Error('dbManager.initApp found no models: import your apps (or pass options.entities) before calling it');
+    }
+    const orm = await MikroORM.init({
+      ...(await driverOptions(target)),
+      entities,
+      // A unit of work always forks its own EntityManager; the global one must never hold request state.
+      allowGlobalContext: false,
+      forceUtcTimezone: true,
+      discovery: { warnWhenNoEntities: false },
+      ...options.orm,
+    } as Options);
+    const db = new Database(orm, target.dialect, logger, options.cursorSecret ?? randomSecret());
+    if (echo) db.onQuery((q) => logger.info({ sql: q.sql, params: q.params }, 'sql'));
+    if (this.current) await this.current.close();
+    this.current = db;
+    return db;
+  }
+
+  /** The initialised database; throws when `initApp` has not run. */
+  get db(): Database {
+    if (!this.current) throw new Error('The database is not initialised: call `await dbManager.initApp(url)` first');
+    return this.current;
+  }
+
+  get isInitialised(): boolean {
+    return this.current !== undefined;
+  }
+
+  async close(): Promise<void> {
+    const db = this.current;
+    this.current = undefined;
+    await db?.close();
+  }
+}
+
+/** The app-wide database manager (step 2 of the seed's wiring). */
+export const dbManager = new DatabaseManager();
+
+async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> {
+  if (target.dialect === 'sqlite') {
+    const { BetterSqliteDriver } = await importDriver<typeof import('@mikro-orm/better-sqlite')>('@mikro-orm/better-sqlite');
+    const onDisk = target.dbName !== ':memory:';
+    return {
+      driver: BetterSqliteDriver,
+      dbName: target.dbName,
+      pool: {
+        afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+          // WAL lets readers run beside a writer on a file database; foreign keys are off by default in SQLite.
+          if (onDisk) conn.pragma('journal_mode = WAL');
+          conn.pragma('foreign_keys = ON');
+          done(null, conn);
+        },
+      },
+    } as Partial<Options>;
+  }
+  const { PostgreSqlDriver } = await importDriver<typeof import('@mikro-orm/postgresql')>('@mikro-orm/postgresql');
+  return { driver: PostgreSqlDriver, clientUrl: target.clientUrl } as Partial<Options>;
+}
+
+async function importDriver<T>(name: string): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (err) {
+    throw new Error(`The database driver ${name} is not installed: run \`npm install -E ${name}@6.6.16\``, { cause: err });
+  }
+}
+
+function randomSecret(): string {
+  return crypto.getRandomValues(new Uint8Array(32)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '');
+}

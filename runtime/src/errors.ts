@@ -1,0 +1,83 @@
+/**
+ * Every error Core raises on purpose, in one table: code → HTTP status and default message.
+ * A throw site is one line (`throw new ValidationError('…', details)`); `appExceptionHandler`
+ * turns any of them into the contract's error envelope. Codes are never reused or renamed.
+ */
+export const ERROR_CODES = {
+  BAD_REQUEST: { status: 400, message: 'The request could not be parsed.' },
+  UNAUTHENTICATED: { status: 401, message: 'Missing, invalid or expired credentials.' },
+  FORBIDDEN: { status: 403, message: 'You are not allowed to do this.' },
+  NOT_FOUND: { status: 404, message: 'Not found.' },
+  CONFLICT: { status: 409, message: 'The request conflicts with existing data.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
+  VALIDATION_ERROR: { status: 422, message: 'The request is not valid.' },
+  INTERNAL_ERROR: { status: 500, message: 'Internal server error.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** One problem inside an error response: where (`path`, a JSON pointer or dotted path) and what. */
+export interface ErrorDetail {
+  path?: string;
+  message: string;
+  /** A machine-readable reason, e.g. `unknown_field`, `max_depth`. */
+  reason?: string;
+}
+
+/** Base application exception: carries a contract error code, its HTTP status and details. */
+export class AppException extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly details: ErrorDetail[];
+
+  constructor(code: ErrorCode, message?: string, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
+    super(message ?? ERROR_CODES[code].message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.statusCode = ERROR_CODES[code].status;
+    this.details = details;
+  }
+}
+
+/** 422: input that fails validation (also raised by the search engine before any SQL). */
+export class ValidationError extends AppException {
+  constructor(message = ERROR_CODES.VALIDATION_ERROR.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
+    super('VALIDATION_ERROR', message, details, options);
+  }
+}
+
+/** 403: the action, field or relation path is not permitted in the active context. */
+export class ForbiddenError extends AppException {
+  constructor(message = ERROR_CODES.FORBIDDEN.message, details: ErrorDetail[] = []) {
+    super('FORBIDDEN', message, details);
+  }
+}
+
+/** 404: no such record (or route). */
+export class NotFoundError extends AppException {
+  constructor(message = ERROR_CODES.NOT_FOUND.message, details: ErrorDetail[] = []) {
+    super('NOT_FOUND', message, details);
+  }
+}
+
+/** 409: a unique or foreign-key constraint was violated. */
+export class ConflictError extends AppException {
+  constructor(message = ERROR_CODES.CONFLICT.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
+    super('CONFLICT', message, details, options);
+  }
+}
+
+/** 401: the caller could not be authenticated on a guarded route. */
+export class UnauthenticatedError extends AppException {
+  constructor(message = ERROR_CODES.UNAUTHENTICATED.message, details: ErrorDetail[] = []) {
+    super('UNAUTHENTICATED', message, details);
+  }
+}
+
+/** 400: the request itself is malformed (bad JSON, unparsable parameter). */
+export class BadRequestError extends AppException {
+  constructor(message = ERROR_CODES.BAD_REQUEST.message, details: ErrorDetail[] = []) {
+    super('BAD_REQUEST', message, details);
+  }
+}

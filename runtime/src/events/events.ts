@@ -1,0 +1,30 @@
+/** Something that happened in the domain, dispatched only after the unit of work that raised it commits. */
+export interface DomainEvent<P = unknown> {
+  /** Dotted name, e.g. `tasks.completed`. Subscribers match it exactly or with `*`. */
+  readonly name: string;
+  readonly payload: P;
+}
+
+export type EntityChange = 'created' | 'updated' | 'deleted';
+
+/** Raised for every entity written through the ORM once `registerDbEventDispatcher` is in place. */
+export interface EntityEvent extends DomainEvent<EntityEventPayload> {
+  /** `<table>.<change>`, e.g. `tasks.created`. */
+  readonly name: `${string}.${EntityChange}`;
+}
+
+export interface EntityEventPayload {
+  readonly change: EntityChange;
+  /** Entity class name, e.g. `Task`. */
+  readonly entity: string;
+  /** Table / permission namespace, e.g. `tasks`. */
+  readonly table: string;
+  readonly primaryKey: unknown;
+  /** Properties written: all set ones for created, the changed ones for updated, empty for deleted. */
+  readonly changedFields: readonly string[];
+}
+
+/** Builds a domain event. */
+export function domainEvent<P>(name: string, payload: P): DomainEvent<P> {
+  return { name, payload };
+}

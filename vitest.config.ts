@@ -1,0 +1,16 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: {
+    // Tests and fixture apps import the runtime by its package name, straight from source.
+    alias: { '@core/runtime': fileURLToPath(new URL('./runtime/src/index.ts', import.meta.url)) },
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // 2 cores: two workers keep SQLite and PostgreSQL suites busy without thrashing.
+    maxWorkers: 2,
+  },
+});
