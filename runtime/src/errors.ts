@@ -42,42 +42,42 @@ export class AppException extends Error {
 
 /** 422: input that fails validation (also raised by the search engine before any SQL). */
 export class ValidationError extends AppException {
-  constructor(message = ERROR_CODES.VALIDATION_ERROR.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
+  constructor(message: string = ERROR_CODES.VALIDATION_ERROR.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
     super('VALIDATION_ERROR', message, details, options);
   }
 }
 
 /** 403: the action, field or relation path is not permitted in the active context. */
 export class ForbiddenError extends AppException {
-  constructor(message = ERROR_CODES.FORBIDDEN.message, details: ErrorDetail[] = []) {
+  constructor(message: string = ERROR_CODES.FORBIDDEN.message, details: ErrorDetail[] = []) {
     super('FORBIDDEN', message, details);
   }
 }
 
 /** 404: no such record (or route). */
 export class NotFoundError extends AppException {
-  constructor(message = ERROR_CODES.NOT_FOUND.message, details: ErrorDetail[] = []) {
+  constructor(message: string = ERROR_CODES.NOT_FOUND.message, details: ErrorDetail[] = []) {
     super('NOT_FOUND', message, details);
   }
 }
 
 /** 409: a unique or foreign-key constraint was violated. */
 export class ConflictError extends AppException {
-  constructor(message = ERROR_CODES.CONFLICT.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
+  constructor(message: string = ERROR_CODES.CONFLICT.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
     super('CONFLICT', message, details, options);
   }
 }
 
 /** 401: the caller could not be authenticated on a guarded route. */
 export class UnauthenticatedError extends AppException {
-  constructor(message = ERROR_CODES.UNAUTHENTICATED.message, details: ErrorDetail[] = []) {
+  constructor(message: string = ERROR_CODES.UNAUTHENTICATED.message, details: ErrorDetail[] = []) {
     super('UNAUTHENTICATED', message, details);
   }
 }
 
 /** 400: the request itself is malformed (bad JSON, unparsable parameter). */
 export class BadRequestError extends AppException {
-  constructor(message = ERROR_CODES.BAD_REQUEST.message, details: ErrorDetail[] = []) {
+  constructor(message: string = ERROR_CODES.BAD_REQUEST.message, details: ErrorDetail[] = []) {
     super('BAD_REQUEST', message, details);
   }
 }
