@@ -1,0 +1,3 @@
+export * from './envelope.js';
+export * from './core-request.js';
+export * from './error-handler.js';
