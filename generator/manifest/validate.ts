@@ -1,0 +1,204 @@
+/**
+ * Manifest validation: structure first (the published JSON Schema), then the rules a schema cannot say
+ * (one primary key, defaults that fit their type, relation names that do not collide…). Every problem
+ * names its JSON path (`$.fields.priority.max_length`) and what was expected; nothing is written by the
+ * generator unless all manifests pass.
+ */
+import { Compile } from 'typebox/compile';
+import { ManifestSchema, type FieldSpec, type Manifest } from './schema.js';
+
+export interface ManifestIssue {
+  /** JSON path inside the manifest, e.g. `$.fields.title.type`. */
+  path: string;
+  message: string;
+}
+
+/** One or more problems in one manifest file. The message lists them, one per line. */
+export class ManifestError extends Error {
+  constructor(
+    readonly file: string,
+    readonly issues: ManifestIssue[],
+  ) {
+    super(`Invalid manifest ${file}:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`);
+    this.name = 'ManifestError';
+  }
+}
+
+const checker = Compile(ManifestSchema);
+
+/** Keys that would break generated classes or objects. */
+const RESERVED = new Set(['constructor', 'prototype', '__proto__', 'toString', 'toJSON', 'valueOf', 'hasOwnProperty']);
+
+/** Parses and validates a manifest's text. Throws `ManifestError` with every problem found. */
+export function parseManifest(text: string, file: string): Manifest {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ManifestError(file, [{ path: '$', message: `not valid JSON (${(err as Error).message})` }]);
+  }
+  return validateManifest(json, file);
+}
+
+/** Validates a parsed manifest. Throws `ManifestError` with every problem found. */
+export function validateManifest(json: unknown, file: string): Manifest {
+  if (!checker.Check(json)) throw new ManifestError(file, [...structuralIssues(json), ...keyNameIssues(json)]);
+  const issues = [...keyNameIssues(json), ...semanticIssues(json)];
+  if (issues.length) throw new ManifestError(file, issues);
+  return json;
+}
+
+function structuralIssues(json: unknown): ManifestIssue[] {
+  const issues = new Map<string, ManifestIssue>();
+  for (const error of checker.Errors(json)) {
+    // `additionalProperties: false` reports each extra key twice (once as "schema is false"); keep the named one.
+    if (error.keyword === 'boolean') continue;
+    const params = error.params as Record<string, unknown>;
+    let path = toJsonPath(error.instancePath);
+    let message: string;
+    switch (error.keyword) {
+      case 'additionalProperties': {
+        const keys = params.additionalProperties as string[];
+        message = `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}`;
+        break;
+      }
+      case 'required':
+        message = `missing required key ${(params.requiredProperties as string[]).map((k) => JSON.stringify(k)).join(', ')}`;
+        break;
+      case 'enum':
+        message = `expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${describe(valueAt(json, error.instancePath))}`;
+        break;
+      case 'type':
+        message = `expected ${String(params.type)}, got ${describe(valueAt(json, error.instancePath))}`;
+        break;
+      case 'pattern':
+        message = `${describe(valueAt(json, error.instancePath))} does not match ${String(params.pattern)}${namingHint(error.instancePath)}`;
+        break;
+      case 'propertyNames':
+        path = toJsonPath(error.instancePath);
+        message = `has an invalid key name (names are lower snake_case, starting with a letter)`;
+        break;
+      default:
+        message = `${error.message}, got ${describe(valueAt(json, error.instancePath))}`;
+    }
+    const key = `${path}\u0000${message}`;
+    if (!issues.has(key)) issues.set(key, { path, message });
+  }
+  return [...issues.values()];
+}
+
+const NAME = /^[a-z][a-z0-9_]*$/;
+
+/** Field and relation names become columns, JSON keys and TypeScript properties: lower snake_case only. */
+function keyNameIssues(json: unknown): ManifestIssue[] {
+  const issues: ManifestIssue[] = [];
+  if (json === null || typeof json !== 'object') return issues;
+  for (const section of ['fields', 'relations'] as const) {
+    const entries = (json as Record<string, unknown>)[section];
+    if (entries === null || typeof entries !== 'object') continue;
+    for (const key of Object.keys(entries)) {
+      if (!NAME.test(key) || key.length > 63) {
+        issues.push({ path: toJsonPath(`/${section}/${key}`), message: `${JSON.stringify(key)} is not a valid name (lower snake_case, starting with a letter, at most 63 characters)` });
+      }
+    }
+  }
+  return issues;
+}
+
+function semanticIssues(m: Manifest): ManifestIssue[] {
+  const issues: ManifestIssue[] = [];
+  const add = (path: string, message: string) => issues.push({ path, message });
+  const fields = Object.entries(m.fields);
+  const primary = fields.filter(([, f]) => f.primary);
+  if (primary.length !== 1) {
+    add('$.fields', primary.length === 0 ? 'needs exactly one field with "primary": true' : `has ${primary.length} primary fields (${primary.map(([n]) => n).join(', ')}); composite keys are not supported`);
+  }
+  for (const [name, f] of fields) {
+    const at = `$.fields.${name}`;
+    if (RESERVED.has(name)) add(at, `"${name}" is reserved; choose another field name`);
+    if (f.primary && !['uuid', 'integer', 'bigint', 'string'].includes(f.type)) add(`${at}.type`, `a primary key must be uuid, integer, bigint or string, got "${f.type}"`);
+    if (f.primary && f.nullable) add(`${at}.nullable`, 'a primary key cannot be nullable');
+    if (f.type === 'enum' && !f.values) add(at, 'an enum field needs "values"');
+    if (f.type !== 'enum' && f.values) add(`${at}.values`, `"values" only applies to enum fields, this one is "${f.type}"`);
+    if (f.max_length !== undefined && !['string', 'text'].includes(f.type)) add(`${at}.max_length`, `"max_length" only applies to string and text fields, this one is "${f.type}"`);
+    if (f.format !== undefined && f.type !== 'string') add(`${at}.format`, `"format" only applies to string fields, this one is "${f.type}"`);
+    if ('default' in f) {
+      const problem = defaultProblem(f);
+      if (problem) add(`${at}.default`, problem);
+    }
+  }
+  for (const [name, r] of Object.entries(m.relations ?? {})) {
+    const at = `$.relations.${name}`;
+    if (RESERVED.has(name)) add(at, `"${name}" is reserved; choose another relation name`);
+    if (name in m.fields) add(at, `relation "${name}" has the same name as a field`);
+    const toOne = r.kind === 'many-to-one' || r.kind === 'one-to-one';
+    if (toOne && `${name}_id` in m.fields) add(at, `relation "${name}" needs the key "${name}_id", which is already a field`);
+    if (!toOne && r.nullable !== undefined) add(`${at}.nullable`, `"nullable" applies to to-one relations, this one is ${r.kind}`);
+    if (r.kind !== 'many-to-many' && r.ids_field !== undefined) add(`${at}.ids_field`, `"ids_field" applies to many-to-many relations, this one is ${r.kind}`);
+    if (r.kind === 'one-to-many' && !r.inverse) add(`${at}.inverse`, 'a one-to-many relation needs "inverse": the many-to-one relation on the target that points back');
+    if (r.on_delete === 'set null' && toOne && r.nullable === false) add(`${at}.on_delete`, '"set null" needs a nullable relation');
+  }
+  return issues;
+}
+
+function defaultProblem(f: FieldSpec): string | null {
+  const value = f.default;
+  if (value === null) return f.nullable ? null : 'null default needs "nullable": true';
+  switch (f.type) {
+    case 'string':
+    case 'text':
+    case 'uuid':
+    case 'date':
+    case 'datetime':
+    case 'decimal':
+      if (typeof value !== 'string') return `expected a string default for a ${f.type} field, got ${describe(value)}`;
+      if (f.max_length !== undefined && value.length > f.max_length) return `default is longer than max_length ${f.max_length}`;
+      return null;
+    case 'enum':
+      return typeof value === 'string' && f.values?.includes(value) ? null : `default must be one of ${JSON.stringify(f.values ?? [])}, got ${describe(value)}`;
+    case 'integer':
+    case 'bigint':
+      return Number.isInteger(value) ? null : `expected an integer default, got ${describe(value)}`;
+    case 'float':
+      return typeof value === 'number' ? null : `expected a number default, got ${describe(value)}`;
+    case 'boolean':
+      return typeof value === 'boolean' ? null : `expected true or false, got ${describe(value)}`;
+    case 'json':
+      return null;
+  }
+}
+
+function namingHint(instancePath: string): string {
+  if (/\/entity$/.test(instancePath)) return ' (PascalCase, e.g. "Task")';
+  if (/\/prefix$/.test(instancePath)) return ' (a path such as "/tasks")';
+  return ' (lower snake_case, starting with a letter)';
+}
+
+function toJsonPath(pointer: string): string {
+  if (!pointer) return '$';
+  return (
+    '$' +
+    pointer
+      .split('/')
+      .slice(1)
+      .map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .map((key) => (/^\d+$/.test(key) ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`))
+      .join('')
+  );
+}
+
+function valueAt(json: unknown, pointer: string): unknown {
+  let current = json;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
