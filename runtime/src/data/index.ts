@@ -1,2 +1,3 @@
 export * from './base.js';
 export * from './database.js';
+export * from './types.js';
