@@ -13,7 +13,7 @@ const identifier = (what: string) =>
   Type.String({ pattern: '^[a-z][a-z0-9_]*$', maxLength: 63, description: `${what}: lower snake_case, starting with a letter` });
 
 /** A closed set of strings (`enum` in the published JSON Schema). */
-const oneOf = <const T extends readonly string[]>(values: T, description: string) => Type.Enum([...values], { description });
+const oneOf = <const T extends string[]>(values: readonly [...T], description: string) => Type.Enum<T>(values, { description });
 
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
 

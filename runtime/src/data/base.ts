@@ -43,7 +43,8 @@ export abstract class Base {
 /** A model class: a constructor of a `Base` subclass with its static side. */
 export type ModelClass<M extends Base = Base> = (new () => M) & { readonly tableName: string; actions(): ModelActions };
 
-type PropertiesArg = Parameters<typeof defineEntity>[0] extends infer A ? (A extends { properties: infer P } ? P : never) : never;
+/** The `properties` of `defineEntity`'s class form: property builders by name, or a function returning them. */
+type ModelProperties = Record<string, unknown> | ((builders: typeof defineEntity.properties) => Record<string, unknown>);
 
 const registry = new Map<string, EntitySchema>();
 
@@ -53,17 +54,17 @@ const registry = new Map<string, EntitySchema>();
  */
 export function defineModel<M extends Base>(
   model: ModelClass<M>,
-  properties: PropertiesArg,
-  options: { indexes?: { properties: string[]; name?: string }[]; uniques?: { properties: string[]; name?: string }[] } = {},
+  properties: ModelProperties,
+  options: { indexes?: { properties: (keyof M & string)[]; name?: string }[]; uniques?: { properties: (keyof M & string)[]; name?: string }[] } = {},
 ): EntitySchema<M> {
-  const schema = defineEntity({
+  const schema = defineEntity<M>({
     class: model,
     tableName: model.tableName,
-    properties: properties as Record<string, unknown>,
+    properties,
     ...(options.indexes ? { indexes: options.indexes } : {}),
     ...(options.uniques ? { uniques: options.uniques } : {}),
-  } as never) as EntitySchema<M>;
-  registry.set(model.name, schema as EntitySchema);
+  } as Parameters<typeof defineEntity<M>>[0]);
+  registry.set(model.name, schema as unknown as EntitySchema);
   return schema;
 }
 

@@ -1,0 +1,10 @@
+export { ANONYMOUS_ROLE, PolicyDocumentSchema, PolicyError, PolicySet, RolePolicySchema, loadPolicies } from './policies.js';
+export type { PolicyDocument, Principal, RolePolicy } from './policies.js';
+export { createTokenVerifier, parseDuration, signToken } from './jwt.js';
+export type { SignTokenOptions, VerifiedToken } from './jwt.js';
+export { ACCESS_TOKEN_COOKIE, extractCredential, readCookie } from './credentials.js';
+export type { Credential } from './credentials.js';
+export { ContextResolver, JwtContextResolver } from './resolver.js';
+export type { JwtContextResolverOptions } from './resolver.js';
+export { assertPermission, coreContextPlugin } from './plugin.js';
+export type { CoreAuthState, CoreContextPluginOptions } from './plugin.js';

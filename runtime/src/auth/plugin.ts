@@ -1,0 +1,148 @@
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
+import { hasPermission, runWithContext, type CoreContext } from '../context/context.js';
+import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+import type { PolicyDocument, PolicySet } from './policies.js';
+import { ContextResolver, JwtContextResolver } from './resolver.js';
+
+/** What the context plugin found out about the caller of one request. */
+export interface CoreAuthState {
+  /** The context the request runs with (the anonymous one when there is no valid credential). */
+  readonly context: CoreContext;
+  /** True when a valid credential was presented. */
+  readonly authenticated: boolean;
+  /** Set when a credential was presented but rejected (invalid, expired, malformed). */
+  readonly error?: UnauthenticatedError;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `coreContextPlugin` for every request; null only when the plugin is not registered. */
+    coreAuth: CoreAuthState | null;
+  }
+}
+
+export interface CoreContextPluginOptions {
+  /**
+   * A custom resolver (sessions, OIDC…). Without it a `JwtContextResolver` is built from `secret` and
+   * `policies`. (Registering a resolver in the DI container is planned as an alternative.)
+   */
+  resolver?: ContextResolver;
+  /** `SECRET_KEY`, for the default JWT resolver. */
+  secret?: string;
+  /** Policies (object, `PolicySet` or path of `policies.json`), for the default JWT resolver. */
+  policies?: PolicySet | PolicyDocument | string | URL;
+  /** Verified-token cache size of the default resolver (0 = off). */
+  tokenCacheSize?: number;
+}
+
+/**
+ * Resolves the caller once per request and runs the rest of the request inside that context
+ * (`getContext()` works in every later hook, the handler and anything it awaits).
+ *
+ * Why a callback-style `onRequest` hook around `runWithContext(ctx, done)`: the whole remaining hook
+ * chain is started from inside `done`, so AsyncLocalStorage's `run` scopes it exactly. `enterWith`
+ * would leak a request's context into the next request on a keep-alive socket.
+ *
+ * The plugin never fails a request on its own: a bad credential makes the request anonymous and is
+ * recorded in `request.coreAuth.error`; guarded routes call `assertPermission`, which turns it into a 401.
+ */
+const coreContext: FastifyPluginCallback<CoreContextPluginOptions> = (app, options, done) => {
+  let resolver: ContextResolver;
+  try {
+    resolver = options.resolver ?? defaultResolver(options);
+  } catch (error) {
+    done(error as Error);
+    return;
+  }
+
+  app.decorateRequest('coreAuth', null);
+
+  app.addHook('onRequest', function resolveCoreContext(request, _reply, next) {
+    let outcome: CoreContext | null | Promise<CoreContext | null>;
+    try {
+      outcome = resolver.resolve(request);
+    } catch (error) {
+      rejected(resolver, request, error, next);
+      return;
+    }
+    if (outcome instanceof Promise) {
+      outcome.then(
+        (context) => accepted(resolver, request, context, next),
+        (error: unknown) => rejected(resolver, request, error, next),
+      );
+    } else {
+      accepted(resolver, request, outcome, next);
+    }
+  });
+
+  done();
+};
+
+export const coreContextPlugin = fastifyPlugin(coreContext, { name: 'core-context', fastify: '5.x' });
+
+type Next = (error?: Error) => void;
+
+function accepted(resolver: ContextResolver, request: FastifyRequest, context: CoreContext | null, next: Next): void {
+  if (context === null) {
+    const anonymous = resolver.anonymousContext();
+    request.coreAuth = { context: anonymous, authenticated: false };
+    runWithContext(anonymous, () => next());
+  } else {
+    request.coreAuth = { context, authenticated: true };
+    runWithContext(context, () => next());
+  }
+}
+
+function rejected(resolver: ContextResolver, request: FastifyRequest, error: unknown, next: Next): void {
+  const anonymous = resolver.anonymousContext();
+  if (error instanceof UnauthenticatedError) {
+    request.coreAuth = { context: anonymous, authenticated: false, error };
+    request.log.debug({ reason: error.details[0]?.reason }, 'credential rejected; continuing as anonymous');
+    runWithContext(anonymous, () => next());
+  } else {
+    // A resolver crash is not the caller's fault: fail the request, but still inside a context so
+    // error-path hooks never fall back to the unrestricted SYSTEM_CONTEXT.
+    request.coreAuth = { context: anonymous, authenticated: false };
+    runWithContext(anonymous, () => next(error instanceof Error ? error : new Error(String(error))));
+  }
+}
+
+function defaultResolver(options: CoreContextPluginOptions): ContextResolver {
+  if (options.secret === undefined || options.policies === undefined) {
+    throw new TypeError(
+      'coreContextPlugin needs either { resolver } or both { secret, policies } ' +
+        '(e.g. app.register(coreContextPlugin, { secret: settings.secretKey, policies: "src/policies.json" })).',
+    );
+  }
+  return new JwtContextResolver({
+    secret: options.secret,
+    policies: options.policies,
+    ...(options.tokenCacheSize === undefined ? {} : { cacheSize: options.tokenCacheSize }),
+  });
+}
+
+/**
+ * The route guard (call it from a preHandler). In order:
+ * - a credential was sent but rejected → `UnauthenticatedError` (401), even if anonymous callers could
+ *   do the action: the client should learn that its token is bad;
+ * - the context has the permission → returns;
+ * - no credential (anonymous lacks it) → `UnauthenticatedError` (401);
+ * - authenticated but lacking it → `ForbiddenError` (403).
+ */
+export function assertPermission(request: FastifyRequest, action: string): void {
+  const auth = request.coreAuth;
+  if (auth === null || auth === undefined) {
+    throw new Error(
+      `assertPermission(${JSON.stringify(action)}) found no caller context: register coreContextPlugin on the app before the routes that it guards.`,
+    );
+  }
+  if (auth.error !== undefined) throw auth.error;
+  if (hasPermission(auth.context, action)) return;
+  if (!auth.authenticated) {
+    const message = `Authentication is required to perform ${JSON.stringify(action)}.`;
+    throw new UnauthenticatedError(message, [{ message, reason: 'credentials_required' }]);
+  }
+  const message = `Your roles do not grant ${JSON.stringify(action)}.`;
+  throw new ForbiddenError(message, [{ message, reason: 'permission_denied' }]);
+}
