@@ -1,0 +1,67 @@
+import { Type, type TSchema } from 'typebox';
+import { Compile, type Validator } from 'typebox/compile';
+import { Value } from 'typebox/value';
+import { ValidationError } from '../errors.js';
+import { ArtifactCache } from './artifact-cache.js';
+import { restrictionScope, visibility, type RestrictionScope } from './restriction-scope.js';
+import { isRecord, kindOf, type SchemaInfo } from './schema-info.js';
+import type { ParseMode } from './types.js';
+import { toErrorDetails } from './validation-errors.js';
+
+interface InputPlan {
+  /** Declared fields left after pruning, in declaration order. */
+  readonly writable: readonly string[];
+  /** The pruned object schema (restricted properties removed; nothing required in patch mode). */
+  readonly schema: TSchema;
+  readonly validator: Validator;
+}
+
+const plans = new ArtifactCache<InputPlan>();
+
+/** One compiled validator per (schema, mode, relevant restrictions), built on first use. */
+function inputPlan(info: SchemaInfo, restricted: ReadonlySet<string>, mode: ParseMode): InputPlan {
+  const scope = restrictionScope(info, restricted);
+  // create and replace read a body the same way; only patch differs.
+  const patch = mode === 'patch';
+  return plans.get(info, `${patch ? 'patch' : 'full'}|${scope.key}`, () => buildInputPlan(info, scope, patch));
+}
+
+function buildInputPlan(info: SchemaInfo, scope: RestrictionScope, patch: boolean): InputPlan {
+  const writable = visibility(info, [], scope).fields;
+  const properties: Record<string, TSchema> = {};
+  for (const name of writable) properties[name] = info.properties[name]!;
+  // Built with TypeBox (not as a raw JSON object) so `Value.Default` recognises it; the property
+  // schemas keep their own optional markers, hence the same `required` as the declaration.
+  const object = Type.Object(properties);
+  const schema: TSchema = patch ? Type.Partial(object) : object;
+  return { writable, schema, validator: Compile(schema) };
+}
+
+/**
+ * The input pipeline, in this order:
+ * 1. the body must be a JSON object (422 otherwise);
+ * 2. keep only declared, unrestricted keys: restricted ones are pruned silently (never an error,
+ *    never validated, never written) and unknown ones are dropped (as Fastify's `removeAdditional`
+ *    and Pydantic's default `extra='ignore'` do) — a client sending an extra key is not an error;
+ * 3. create / replace: fill absent fields from their `default`; patch: nothing is filled in;
+ * 4. validate with the compiled validator → `ValidationError` with one detail per problem.
+ * The result is a new object (nested values are shared with `input`, which is otherwise left as is).
+ */
+export function parseInput(info: SchemaInfo, input: unknown, restricted: ReadonlySet<string>, mode: ParseMode): { data: Record<string, unknown>; absent: string[] } {
+  if (!isRecord(input)) {
+    throw new ValidationError(`The request body must be a JSON object with the fields of ${info.title}.`, [
+      { path: '', message: `must be an object; received ${kindOf(input)}`, reason: 'type' },
+    ]);
+  }
+  const plan = inputPlan(info, restricted, mode);
+  const data: Record<string, unknown> = {};
+  for (const name of plan.writable) {
+    if (Object.hasOwn(input, name) && input[name] !== undefined) data[name] = input[name];
+  }
+  if (mode !== 'patch') Value.Default(plan.schema, data);
+  if (!plan.validator.Check(data)) {
+    throw new ValidationError(`The request body does not match ${info.title}; see details.`, toErrorDetails(plan.validator.Errors(data)));
+  }
+  const absent = mode === 'patch' ? [] : plan.writable.filter((name) => data[name] === undefined);
+  return { data, absent };
+}
