@@ -1,3 +1,7 @@
 export * from './envelope.js';
 export * from './core-request.js';
 export * from './error-handler.js';
+export * from './core-json-response.js';
+export * from './core-api-route.js';
+export * from './base-router.js';
+export { appendVary } from './vary.js';

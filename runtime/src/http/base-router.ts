@@ -1,0 +1,300 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type, type TSchema } from 'typebox';
+import { Inject, type Token } from '../container/index.js';
+import { getContext } from '../context/context.js';
+import { dbManager } from '../data/database.js';
+import type { ModelClass } from '../data/base.js';
+import type { Page, PageParams } from '../data/types.js';
+import { ValidationError } from '../errors.js';
+import type { ContextSchema } from '../schema/index.js';
+import { SearchRequestSchema, type SearchRequest } from '../search/index.js';
+import { CoreAPIRoute, type SchemaSource } from './core-api-route.js';
+import { CoreJSONResponse } from './core-json-response.js';
+import { useCoreRequest } from './core-request.js';
+import { notFoundHandler } from './error-handler.js';
+import type { PageMeta } from './envelope.js';
+
+type OutputRow = Record<string, unknown>;
+
+// The OpenAPI keywords Core sets on its routes, declared exactly as @fastify/swagger declares them so
+// the two augmentations merge when an app installs it.
+declare module 'fastify' {
+  interface FastifySchema {
+    tags?: readonly string[];
+    summary?: string;
+  }
+}
+
+/**
+ * What the router needs of a service: the `BaseService` surface, typed structurally so any service
+ * class with these methods (a `BaseService` subclass, or a hand-written one) can back a router.
+ */
+export interface RouterService<C, U> {
+  get(id: unknown, options?: { include?: string[] }): Promise<OutputRow>;
+  getList(params?: PageParams & { include?: string[] }): Promise<Page<OutputRow>>;
+  search(request: SearchRequest): Promise<Page<OutputRow>>;
+  create(input: C): Promise<OutputRow>;
+  update(id: unknown, input: U, options?: { replace?: boolean; keep?: Iterable<string> }): Promise<OutputRow>;
+  delete(id: unknown): Promise<void>;
+}
+
+type SchemaClass = typeof ContextSchema;
+
+interface IdParams {
+  id: string;
+}
+
+interface ListQuery {
+  limit?: number;
+  offset?: number;
+  cursor?: string;
+  include?: string;
+  schema?: string;
+}
+
+const PAGE_KEYS = ['limit', 'offset', 'cursor'] as const;
+
+const ListQuerySchema = Type.Object({
+  limit: Type.Optional(Type.Integer({ description: 'Page size (default 50)' })),
+  offset: Type.Optional(Type.Integer({ description: 'Rows to skip (offset pagination)' })),
+  cursor: Type.Optional(Type.String({ description: 'Opaque cursor from a previous page (keyset pagination)' })),
+  include: Type.Optional(Type.String({ description: 'Relations to embed, comma-separated: `project,comments.author`' })),
+  schema: Type.Optional(Type.String({ description: '`true`: answer the JSON Schema of this route instead' })),
+});
+
+const ViewQuerySchema = Type.Object({
+  include: ListQuerySchema.properties.include,
+  schema: ListQuerySchema.properties.schema,
+});
+
+const SchemaOnlyQuery = Type.Object({ schema: ListQuerySchema.properties.schema });
+
+/**
+ * Scaffolds the seven secure endpoints of one resource (contract §7) from a model, three context
+ * schemas and a service. Subclass it, set the fields, and register `.router` on the app:
+ *
+ * ```ts
+ * export class TaskRouter extends BaseRouter<TaskCreateInput, TaskUpdateInput> {
+ *   readonly model = Task;
+ *   readonly createSchema = TaskCreate;
+ *   readonly updateSchema = TaskUpdate;
+ *   readonly schemaOut = TaskOut;
+ *   readonly service = TaskService;
+ *   readonly prefix = '/tasks';
+ *   readonly tags = ['tasks'];
+ *   readonly exposeSchemas = true;
+ * }
+ * await app.register(new TaskRouter().router);
+ * ```
+ *
+ * | route | guard | success |
+ * |---|---|---|
+ * | `POST /` | create | 201, `Location` |
+ * | `GET /:id` | view | 200 |
+ * | `PUT /:id` (replace) | update | 200 |
+ * | `PATCH /:id` (partial) | update | 200 |
+ * | `DELETE /:id` | delete | 200, `data: null` |
+ * | `GET /` | listview | 200, array |
+ * | `POST /search` | listview | 200, array |
+ *
+ * The service is resolved per request from the request's DI scope. Override `routes(app)` (calling
+ * `super.routes(app)`) to add endpoints of your own under the same prefix.
+ */
+export abstract class BaseRouter<C extends object, U extends object> {
+  abstract readonly model: ModelClass;
+  abstract readonly createSchema: SchemaClass;
+  abstract readonly updateSchema: SchemaClass;
+  abstract readonly schemaOut: SchemaClass;
+  abstract readonly service: Token<RouterService<C, U>>;
+  abstract readonly prefix: string;
+  readonly tags: readonly string[] = [];
+  readonly exposeSchemas: boolean = false;
+
+  /** The Fastify plugin registering the routes under `prefix` (both `/tasks` and `/tasks/` answer). */
+  get router(): FastifyPluginAsync {
+    return async (app) => {
+      await app.register(
+        async (scoped) => {
+          // In the router's own context: Fastify copies body parsers into a plugin when it is created, so
+          // the JSON-only parser must not depend on the app configuring it first.
+          useCoreRequest(scoped);
+          scoped.setNotFoundHandler(notFoundHandler);
+          this.routes(scoped);
+        },
+        { prefix: this.prefix },
+      );
+    };
+  }
+
+  /** The service for the current request, from its DI scope. */
+  protected resolveService(): RouterService<C, U> {
+    return Inject(this.service);
+  }
+
+  /** Registers the seven endpoints; override to add your own (and call `super.routes(app)`). */
+  protected routes(app: FastifyInstance): void {
+    const actions = this.model.actions();
+    const out = this.schemaOut;
+    const tags = [...this.tags];
+    const params = Type.Object({ id: this.idSchema() });
+    const expose = (source: SchemaSource): SchemaSource | undefined => (this.exposeSchemas ? source : undefined);
+    const outSchema: SchemaSource = (ctx) => ({ schema: out.jsonSchema(ctx), restrictedFields: out.restrictedFieldsFor(ctx) });
+
+    app.route(
+      CoreAPIRoute({
+        method: 'POST',
+        url: '/',
+        action: actions.CREATE,
+        schema: { tags, summary: `Create one ${this.model.name}`, querystring: SchemaOnlyQuery },
+        exposeSchema: expose((ctx) => ({ schema: this.createSchema.jsonSchema(ctx), restrictedFields: this.createSchema.restrictedFieldsFor(ctx) })),
+        handler: async (request) => {
+          const ctx = getContext();
+          const input = this.createSchema.parse(request.body, ctx, { mode: 'create' }) as C;
+          const row = await this.resolveService().create(input);
+          return new CoreJSONResponse(row, {
+            status: 201,
+            serializeData: out.serializer(ctx),
+            headers: { location: `${this.prefix}/${String(row[this.primaryKey()])}` },
+          });
+        },
+      }),
+    );
+
+    app.route(
+      CoreAPIRoute({
+        method: 'GET',
+        url: '/:id',
+        action: actions.VIEW,
+        schema: { tags, summary: `Get one ${this.model.name}`, params, querystring: ViewQuerySchema },
+        exposeSchema: expose(outSchema),
+        handler: async (request) => {
+          const { id } = request.params as IdParams;
+          const row = await this.resolveService().get(id, { include: includeOf(request) });
+          return new CoreJSONResponse(row, { serializeData: out.serializer(getContext()) });
+        },
+      }),
+    );
+
+    for (const [method, mode] of [['PUT', 'replace'], ['PATCH', 'patch']] as const) {
+      app.route(
+        CoreAPIRoute({
+          method,
+          url: '/:id',
+          action: actions.UPDATE,
+          schema: { tags, summary: `${mode === 'replace' ? 'Replace' : 'Update part of'} one ${this.model.name}`, params, querystring: SchemaOnlyQuery },
+          exposeSchema: expose((ctx) => ({ schema: this.updateSchema.jsonSchema(ctx, { mode }), restrictedFields: this.updateSchema.restrictedFieldsFor(ctx) })),
+          handler: async (request) => {
+            const ctx = getContext();
+            const { id } = request.params as IdParams;
+            const input = this.updateSchema.parse(request.body, ctx, { mode }) as U;
+            // A replace resets absent writable fields, but never what the caller may not see.
+            const options = mode === 'replace' ? { replace: true, keep: ctx.restrictedFields } : {};
+            const row = await this.resolveService().update(id, input, options);
+            return new CoreJSONResponse(row, { serializeData: out.serializer(ctx) });
+          },
+        }),
+      );
+    }
+
+    app.route(
+      CoreAPIRoute({
+        method: 'DELETE',
+        url: '/:id',
+        action: actions.DELETE,
+        schema: { tags, summary: `Delete one ${this.model.name}`, params },
+        handler: async (request) => {
+          const { id } = request.params as IdParams;
+          await this.resolveService().delete(id);
+          return new CoreJSONResponse(null);
+        },
+      }),
+    );
+
+    app.route(
+      CoreAPIRoute({
+        method: 'GET',
+        url: '/',
+        action: actions.LISTVIEW,
+        schema: { tags, summary: `List ${this.model.tableName}`, querystring: ListQuerySchema },
+        exposeSchema: expose(outSchema),
+        handler: async (request, reply) => {
+          const query = request.query as ListQuery;
+          const page = await this.resolveService().getList({ ...pageParams(query), include: includeOf(request) });
+          const paginated = PAGE_KEYS.some((key) => query[key] !== undefined);
+          if (!paginated && page.hasMore && page.nextCursor) {
+            const next = new URLSearchParams({ cursor: page.nextCursor });
+            if (query.include) next.set('include', query.include);
+            reply.header('link', `<${this.prefix}/?${next.toString()}>; rel="next"`);
+          }
+          return new CoreJSONResponse(page.items, { serializeData: out.serializer(getContext()), meta: paginated ? pageMeta(page) : null });
+        },
+      }),
+    );
+
+    app.route(
+      CoreAPIRoute({
+        method: 'POST',
+        url: '/search',
+        action: actions.LISTVIEW,
+        schema: { tags, summary: `Search ${this.model.tableName}`, querystring: SchemaOnlyQuery },
+        exposeSchema: expose((ctx) => ({ schema: searchRequestJsonSchema(), restrictedFields: out.restrictedFieldsFor(ctx) })),
+        handler: async (request) => {
+          const body = request.body ?? {};
+          if (typeof body !== 'object' || Array.isArray(body)) {
+            throw new ValidationError('The search body must be a JSON object.', [{ path: '', message: 'must be an object' }]);
+          }
+          const search = body as SearchRequest;
+          const page = await this.resolveService().search(search);
+          const paginated = PAGE_KEYS.some((key) => search[key] !== undefined);
+          return new CoreJSONResponse(page.items, { serializeData: out.serializer(getContext()), meta: paginated ? pageMeta(page) : null });
+        },
+      }),
+    );
+  }
+
+  /** The primary key's property name, read from the ORM metadata (initialised before routes register). */
+  protected primaryKey(): string {
+    return dbManager.db.orm.getMetadata().get(this.model.name).primaryKeys[0] as string;
+  }
+
+  /** `:id` in the URL: a uuid for uuid keys (422 otherwise, before any SQL), an integer for numeric keys. */
+  protected idSchema(): TSchema {
+    const meta = dbManager.db.orm.getMetadata().get(this.model.name);
+    const type = String(meta.properties[meta.primaryKeys[0] as string]?.type ?? '').toLowerCase();
+    if (type === 'uuid') return Type.String({ format: 'uuid' });
+    if (['integer', 'int', 'number', 'smallint', 'tinyint', 'mediumint'].includes(type)) return Type.Integer({ minimum: 1 });
+    return Type.String({ minLength: 1 });
+  }
+}
+
+function includeOf(request: FastifyRequest): string[] | undefined {
+  const include = (request.query as ListQuery | undefined)?.include;
+  if (include === undefined || include === '') return undefined;
+  return include.split(',').map((path) => path.trim());
+}
+
+function pageParams(query: ListQuery): PageParams {
+  const params: PageParams = {};
+  if (query.limit !== undefined) params.limit = query.limit;
+  if (query.offset !== undefined) params.offset = query.offset;
+  if (query.cursor !== undefined) params.cursor = query.cursor;
+  return params;
+}
+
+function pageMeta(page: Page<unknown>): PageMeta {
+  return { limit: page.limit, offset: page.offset, next_cursor: page.nextCursor, has_more: page.hasMore };
+}
+
+let searchSchemaDoc: unknown;
+
+/** The search body's JSON Schema for `?schema=true`: `{ title: 'SearchRequest', type, properties, required }`. */
+function searchRequestJsonSchema(): unknown {
+  searchSchemaDoc ??= Object.freeze({
+    title: 'SearchRequest',
+    type: 'object',
+    properties: JSON.parse(JSON.stringify(SearchRequestSchema.properties)) as unknown,
+    required: [],
+  });
+  return searchSchemaDoc;
+}
+
