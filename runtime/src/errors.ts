@@ -17,7 +17,11 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** One problem inside an error response: where (`path`, a JSON pointer or dotted path) and what. */
+/**
+ * One problem inside an error response. `path` says where: a dotted path into the request body
+ * (`title`, `filters[1].items[0].field`, `""` for the body itself), or `params.<name>` /
+ * `query.<name>` for URL parts.
+ */
 export interface ErrorDetail {
   path?: string;
   message: string;
@@ -80,4 +84,17 @@ export class BadRequestError extends AppException {
   constructor(message: string = ERROR_CODES.BAD_REQUEST.message, details: ErrorDetail[] = []) {
     super('BAD_REQUEST', message, details);
   }
+}
+
+/** A JSON pointer (`/filters/1/field`) as a detail path (`filters[1].field`). */
+export function pointerToPath(pointer: string): string {
+  if (pointer === '' || pointer === '/') return '';
+  let path = '';
+  for (const raw of pointer.replace(/^\//, '').split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^\d+$/.test(key)) path += `[${key}]`;
+    else if (/^[A-Za-z_$][\w$]*$/.test(key)) path += path ? `.${key}` : key;
+    else path += `[${JSON.stringify(key)}]`;
+  }
+  return path;
 }

@@ -13,3 +13,8 @@ export * from './kernel/index.js';
 export * from './schema/index.js';
 export * from './http/index.js';
 export * from './data/index.js';
+export * from './auth/index.js';
+export * from './settings/index.js';
+export * from './logging/index.js';
+export * from './uow/index.js';
+export * from './search/index.js';

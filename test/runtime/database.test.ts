@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Base, DatabaseManager, parseDatabaseUrl } from '@core/runtime';
+import { Base, DatabaseManager, parseDatabaseUrl, UnitOfWork } from '@core/runtime';
 import { fixtureEntities, Task } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase } from '../helpers/databases.js';
 
@@ -72,5 +72,38 @@ describeEachDatabase('Database.select', { entities: fixtureEntities }, (suite) =
     expect(Number(result[0]!.n)).toBe(0);
     expect(queries).toHaveLength(1);
     expect(queries[0]!.source).toBe('read');
+  });
+});
+
+describeEachDatabase('reads racing a slow transaction', { entities: fixtureEntities }, (suite) => {
+  it('never see the uncommitted row: they wait (SQLite) or see the last commit (PostgreSQL)', async () => {
+    const count = async () => Number((await suite.db.select<{ n: number | string }>("select count(*) as n from tasks where title = 'racing'"))[0]!.n);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let inserted!: () => void;
+    const insertedSignal = new Promise<void>((resolve) => (inserted = resolve));
+    const writer = UnitOfWork.run(
+      async (uow) => {
+        uow.em.create(Task, { title: 'racing' } as never);
+        await uow.em.flush();
+        inserted();
+        await gate; // the transaction stays open, its row uncommitted
+      },
+      { db: suite.db },
+    );
+    await insertedSignal;
+    let readWhileOpen: number | undefined;
+    const reader = count().then((n) => {
+      readWhileOpen ??= n;
+      return n;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const finishedWhileOpen = readWhileOpen !== undefined;
+    if (finishedWhileOpen) expect(readWhileOpen).toBe(0);
+    open();
+    await writer;
+    const n = await reader;
+    expect(finishedWhileOpen ? n === 0 : n === 1).toBe(true);
+    expect(await count()).toBe(1);
   });
 });

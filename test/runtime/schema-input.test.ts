@@ -113,7 +113,7 @@ describe('ContextSchema.parse: unknown keys, defaults, modes', () => {
 
   it('replace: a required field is required', () => {
     expect(validationDetails(() => TaskUpdate.parse({ priority: 'low' }, NONE, { mode: 'replace' }))).toEqual([
-      { path: '/title', message: 'is required', reason: 'required' },
+      { path: 'title', message: 'is required', reason: 'required' },
     ]);
   });
 
@@ -128,7 +128,7 @@ describe('ContextSchema.parse: unknown keys, defaults, modes', () => {
 
   it('patch still validates the fields sent', () => {
     expect(validationDetails(() => TaskUpdate.parse({ title: null }, NONE, { mode: 'patch' }))).toEqual([
-      { path: '/title', message: 'must be string', reason: 'type' },
+      { path: 'title', message: 'must be string', reason: 'type' },
     ]);
   });
 
@@ -142,35 +142,35 @@ describe('ContextSchema.parse: validation errors', () => {
     { name: 'array body', body: [{ title: 't' }], details: [{ path: '', message: 'must be an object; received an array', reason: 'type' }] },
     { name: 'null body', body: null, details: [{ path: '', message: 'must be an object; received null', reason: 'type' }] },
     { name: 'string body', body: 'title', details: [{ path: '', message: 'must be an object; received a string', reason: 'type' }] },
-    { name: 'missing required', body: {}, details: [{ path: '/title', message: 'is required', reason: 'required' }] },
-    { name: 'wrong type', body: { title: 5 }, details: [{ path: '/title', message: 'must be string', reason: 'type' }] },
+    { name: 'missing required', body: {}, details: [{ path: 'title', message: 'is required', reason: 'required' }] },
+    { name: 'wrong type', body: { title: 5 }, details: [{ path: 'title', message: 'must be string', reason: 'type' }] },
     {
       name: 'too long',
       body: { title: 'x'.repeat(256) },
-      details: [{ path: '/title', message: 'must not have more than 255 characters', reason: 'maxLength' }],
+      details: [{ path: 'title', message: 'must not have more than 255 characters', reason: 'maxLength' }],
     },
     {
       name: 'nullable union, wrong type',
       body: { title: 't', description: 5 },
-      details: [{ path: '/description', message: 'must be string or null', reason: 'type' }],
+      details: [{ path: 'description', message: 'must be string or null', reason: 'type' }],
     },
     {
       name: 'nullable union, near miss',
       body: { title: 't', description: 'x'.repeat(1025) },
-      details: [{ path: '/description', message: 'must not have more than 1024 characters', reason: 'maxLength' }],
+      details: [{ path: 'description', message: 'must not have more than 1024 characters', reason: 'maxLength' }],
     },
     {
       name: 'format',
       body: { title: 't', project_id: 'nope' },
-      details: [{ path: '/project_id', message: 'must match format "uuid"', reason: 'format' }],
+      details: [{ path: 'project_id', message: 'must match format "uuid"', reason: 'format' }],
     },
     {
       name: 'several problems',
       body: { priority: 3, assignee_email: 'not-an-email' },
       details: [
-        { path: '/title', message: 'is required', reason: 'required' },
-        { path: '/priority', message: 'must be string', reason: 'type' },
-        { path: '/assignee_email', message: 'must match format "email"', reason: 'format' },
+        { path: 'title', message: 'is required', reason: 'required' },
+        { path: 'priority', message: 'must be string', reason: 'type' },
+        { path: 'assignee_email', message: 'must match format "email"', reason: 'format' },
       ],
     },
   ];
@@ -183,7 +183,7 @@ describe('ContextSchema.parse: validation errors', () => {
       static override readonly __model__ = 'jobs';
       static override readonly fields = Type.Object({ state: Type.Union([Type.Literal('new'), Type.Literal('done'), Type.Null()]) });
     }
-    expect(validationDetails(() => Job.parse({ state: 'old' }, NONE))).toEqual([{ path: '/state', message: 'must be "new" or "done" or null', reason: 'enum' }]);
+    expect(validationDetails(() => Job.parse({ state: 'old' }, NONE))).toEqual([{ path: 'state', message: 'must be "new" or "done" or null', reason: 'enum' }]);
   });
 
   it('never echoes a value back, restricted or not', () => {
@@ -191,7 +191,7 @@ describe('ContextSchema.parse: validation errors', () => {
     const details = validationDetails(() =>
       TaskCreate.parse({ title: secret.repeat(20), description: 7, assignee_email: secret + '!'.repeat(300) }, ctxWith('tasks.assignee_email')),
     );
-    expect(details.map((d) => d.path)).toEqual(['/title', '/description']);
+    expect(details.map((d) => d.path)).toEqual(['title', 'description']);
     expect(JSON.stringify(details)).not.toContain('secret-value');
   });
 });

@@ -125,13 +125,10 @@ export class Database {
   async select<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
     const values = params.map((v) => this.toDriverValue(v));
     this.emit({ sql, params: values, source: 'read' });
-    const trx = TransactionContext.getEntityManager(this.orm.em.name)?.getTransactionContext();
-    const knex = this.connection.getKnex();
-    if (trx) {
-      const res: unknown = await knex.raw(sql, values as never[]).transacting(trx);
-      return (this.dialect === 'postgresql' ? (res as { rows: R[] }).rows : res) as R[];
-    }
-    const client = knex.client as KnexClient;
+    // Inside a transaction, knex's transaction client hands out that transaction's own connection (and
+    // its release is a no-op); outside, the pool's. Either way the statement runs on the raw driver.
+    const trx = TransactionContext.getEntityManager(this.orm.em.name)?.getTransactionContext<{ client: KnexClient }>();
+    const client = trx?.client ?? (this.connection.getKnex().client as KnexClient);
     const conn = await client.acquireConnection();
     try {
       if (this.dialect === 'sqlite') return this.prepared(conn as SqliteHandle, sql).all(...values) as R[];

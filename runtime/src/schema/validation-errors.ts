@@ -1,9 +1,9 @@
 import type { TLocalizedValidationError } from 'typebox/error';
-import type { ErrorDetail } from '../errors.js';
+import { pointerToPath, type ErrorDetail } from '../errors.js';
 
 /**
- * TypeBox errors → the contract's `details`: one entry per problem, `path` a JSON pointer into the
- * body (`/title`), `reason` the failed keyword. Messages come from TypeBox and name the rule, never
+ * TypeBox errors → the contract's `details`: one entry per problem, `path` a dotted path into the
+ * body (`title`, `tags[0]`; see `ErrorDetail`), `reason` the failed keyword. Messages come from TypeBox and name the rule, never
  * the value, so nothing the caller sent is echoed back.
  *
  * Two rewrites keep the list readable:
@@ -23,7 +23,7 @@ export function toErrorDetails(errors: readonly TLocalizedValidationError[]): Er
     const key = `${path}\n${message}`;
     if (!seen.has(key)) {
       seen.add(key);
-      details.push({ path, message, reason });
+      details.push({ path: pointerToPath(path), message, reason });
     }
   };
   const emit = (error: TLocalizedValidationError): void => {

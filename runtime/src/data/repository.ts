@@ -1,0 +1,202 @@
+import type { EntityMetadata } from '@mikro-orm/core';
+import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import { ModelReader, type ListParams, type ModelReaderOptions, type ReadOptions, type SearchRequest } from '../search/index.js';
+import { UnitOfWork } from '../uow/unit-of-work.js';
+import type { Base, ModelClass } from './base.js';
+import { dbManager, type Database } from './database.js';
+import { toConflictError } from './repository-errors.js';
+import { WritePlan, type Id, type RelatedCheck } from './repository-input.js';
+import type { Page, Row } from './types.js';
+
+export type { Id } from './repository-input.js';
+
+export interface RepositoryOptions<M extends Base> {
+  model: ModelClass<M>;
+  /** Defaults to `dbManager.db`, looked up on first use (so a repository may be built before `initApp`). */
+  db?: Database;
+  /** Page-size and search limits of the read side. */
+  reader?: ModelReaderOptions;
+}
+
+export interface UpdateOptions {
+  /**
+   * Full replace (PUT): every writable field absent from the input returns to its default (the model's
+   * default, null when nullable, no links for a many-to-many), except the `keep` fields. Default:
+   * patch (PATCH), where only the keys present change.
+   */
+  replace?: boolean;
+  /**
+   * Fields that keep their stored value whatever the input says: bare names (`assignee_email`,
+   * `project_id`) or restriction entries (`tasks.assignee_email`). The router passes the caller's
+   * restricted fields, so a replace never resets what the caller may not see.
+   */
+  keep?: Iterable<string>;
+}
+
+/**
+ * Persistence layer of one model. Reads go through a `ModelReader` (plain rows, no entities); writes
+ * go through MikroORM inside the current `UnitOfWork`, or a unit of their own when none is active, and
+ * answer with the row exactly as `get` returns it (read back in the same transaction).
+ *
+ * Input uses wire names: columns by name, a to-one relation as `<relation>_id`, a many-to-many as
+ * `<singular>_ids` (override with `relationKeys`). Related ids are checked with one query per
+ * relation; a missing one is a `ValidationError` naming the field.
+ *
+ * Errors: malformed ids and invalid input → `ValidationError` (422) before any SQL; `update`/`delete` of
+ * a missing id → `NotFoundError` (404); unique, foreign-key and not-null violations → `ConflictError`
+ * (409) naming the table and columns, never the value. `get` returns null for a missing id (the
+ * service turns that into a `NotFoundError`).
+ */
+export class BaseRepository<M extends Base, C extends object = Record<string, unknown>, U extends object = Partial<C>> {
+  readonly model: ModelClass<M>;
+  /**
+   * Many-to-many input keys that differ from `<singular>_ids`, by relation name (the manifest's
+   * `ids_field`). Override as a class field: `protected override readonly relationKeys = { labels: 'tag_ids' }`.
+   */
+  protected readonly relationKeys: Readonly<Record<string, string>> = {};
+  private readonly explicitDb: Database | undefined;
+  private readonly readerOptions: ModelReaderOptions | undefined;
+  private cached: { db: Database; reader: ModelReader<M>; plan: WritePlan } | undefined;
+
+  constructor(options: RepositoryOptions<M>);
+  constructor(model: ModelClass<M>, db?: Database);
+  constructor(modelOrOptions: ModelClass<M> | RepositoryOptions<M>, db?: Database) {
+    const options: RepositoryOptions<M> = typeof modelOrOptions === 'function' ? { model: modelOrOptions, db } : modelOrOptions;
+    if (typeof options.model !== 'function') {
+      throw new TypeError(`${new.target.name}: pass the model class, as new ${new.target.name}({ model, db }) or (model, db)`);
+    }
+    this.model = options.model;
+    this.explicitDb = options.db;
+    this.readerOptions = options.reader;
+  }
+
+  get db(): Database {
+    return this.state().db;
+  }
+
+  /** The read side, created once per repository. */
+  get reader(): ModelReader<M> {
+    return this.state().reader;
+  }
+
+  async get(id: Id, options: ReadOptions = {}): Promise<Row<M> | null> {
+    return this.reader.get(id, options);
+  }
+
+  async getByIds(ids: readonly Id[], options: ReadOptions = {}): Promise<Row<M>[]> {
+    return this.reader.getByIds(ids, options);
+  }
+
+  async getList(params: ListParams = {}): Promise<Page<Row<M>>> {
+    return this.reader.getList(params);
+  }
+
+  async search(request: SearchRequest): Promise<Page<Row<M>>> {
+    return this.reader.search(request);
+  }
+
+  /** Inserts one record and returns it as `get` would. */
+  async create(data: C): Promise<Row<M>> {
+    const { plan } = this.state();
+    const { values, related } = plan.prepare(data, 'create');
+    return UnitOfWork.run(
+      async (uow) => {
+        await this.checkRelated(related);
+        const entity = uow.em.create(this.model, values as never, { persist: true });
+        await this.flush(uow);
+        return this.readBack((entity as unknown as Record<string, Id>)[plan.keyProperty]!);
+      },
+      { db: this.db },
+    );
+  }
+
+  /** Changes one record (patch by default, full replace with `{ replace: true }`) and returns it as `get` would. */
+  async update(id: Id, data: U, options: UpdateOptions = {}): Promise<Row<M>> {
+    const { plan } = this.state();
+    const key = plan.parseId(id);
+    const { values, related } = plan.prepare(data, options.replace ? 'replace' : 'patch', options.keep);
+    return UnitOfWork.run(
+      async (uow) => {
+        await this.checkRelated(related);
+        const populate = plan.collectionProps(values);
+        const entity = await uow.em.findOne(this.model, key as never, populate.length > 0 ? { populate: populate as never } : {});
+        if (!entity) throw this.notFound(key);
+        uow.em.assign(entity, values as never, { mergeObjectProperties: false });
+        await this.flush(uow);
+        return this.readBack(key);
+      },
+      { db: this.db },
+    );
+  }
+
+  /** Deletes one record. */
+  async delete(id: Id): Promise<void> {
+    const key = this.state().plan.parseId(id);
+    return UnitOfWork.run(
+      async (uow) => {
+        const entity = await uow.em.findOne(this.model, key as never);
+        if (!entity) throw this.notFound(key);
+        uow.em.remove(entity);
+        await this.flush(uow);
+      },
+      { db: this.db },
+    );
+  }
+
+  /** Flushes the unit, turning constraint violations into `ConflictError`s. */
+  protected async flush(uow: UnitOfWork): Promise<void> {
+    try {
+      await uow.em.flush();
+    } catch (err) {
+      throw toConflictError(err, this.state().plan.table);
+    }
+  }
+
+  private async readBack(id: Id): Promise<Row<M>> {
+    const row = await this.reader.get(id);
+    // Only possible if a hook or trigger removed the row in the same transaction.
+    if (!row) throw this.notFound(id);
+    return row;
+  }
+
+  /** One `select <pk> … where <pk> in (…)` per relation; every missing id becomes a detail of one ValidationError. */
+  private async checkRelated(checks: readonly RelatedCheck[]): Promise<void> {
+    const problems: ErrorDetail[] = [];
+    for (const check of checks) {
+      const column = this.db.quote(check.column);
+      const sql = `select ${column} as id from ${this.db.quote(check.table)} where ${column} in (${check.ids.map(() => '?').join(', ')})`;
+      const rows = await this.db.select<{ id: Id }>(sql, check.ids);
+      const found = new Set(rows.map((r) => String(r.id).toLowerCase()));
+      const missing = check.ids.filter((id) => !found.has(String(id).toLowerCase()));
+      if (missing.length > 0) {
+        problems.push({
+          path: check.key,
+          reason: 'not_found',
+          message: `${check.key}: no ${check.table} record with id ${missing.join(', ')}`,
+        });
+      }
+    }
+    if (problems.length > 0) {
+      throw new ValidationError(`Related records not found: ${problems.map((p) => p.path).join(', ')}`, problems);
+    }
+  }
+
+  private notFound(id: Id): NotFoundError {
+    const table = this.model.tableName;
+    return new NotFoundError(`No ${table} record with id ${id}`, [{ path: 'id', reason: 'not_found', message: `No ${table} record with id ${id}` }]);
+  }
+
+  private state(): { db: Database; reader: ModelReader<M>; plan: WritePlan } {
+    const db = this.explicitDb ?? dbManager.db;
+    // Rebuilt if the app re-initialised the database (tests, reloads); a repository is otherwise long-lived.
+    if (this.cached?.db !== db) {
+      const meta = db.orm.getMetadata().get(this.model.name) as EntityMetadata;
+      this.cached = {
+        db,
+        reader: new ModelReader<M>(db, this.model, this.readerOptions),
+        plan: new WritePlan(meta, this.relationKeys),
+      };
+    }
+    return this.cached;
+  }
+}

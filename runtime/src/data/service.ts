@@ -1,0 +1,115 @@
+import { NotFoundError } from '../errors.js';
+import type { ListParams, ReadOptions, SearchRequest } from '../search/index.js';
+import { UnitOfWork } from '../uow/unit-of-work.js';
+import type { Base, ModelClass } from './base.js';
+import type { BaseRepository, Id, UpdateOptions } from './repository.js';
+import type { Page, Row } from './types.js';
+
+export interface ServiceOptions<M extends Base, C extends object, U extends object> {
+  model: ModelClass<M>;
+  repository: BaseRepository<M, C, U>;
+}
+
+/**
+ * Business layer of one model. Reads pass through to the repository; each write is one unit of work
+ * (or joins the active one) that runs the hooks around the repository call:
+ *
+ * | step | create | update | delete |
+ * |---|---|---|---|
+ * | 1 | `preCreate(input)` → input | `preUpdate(id, input)` → input | `preDelete(id)` |
+ * | 2 | insert | update | delete |
+ * | 3 | `postCreate(row, uow)` | `postUpdate(row, uow)` | `postDelete(id, uow)` |
+ * | 4 | commit, then events | commit, then events | commit, then events |
+ *
+ * A `pre*` hook may return a changed or new input (returning nothing keeps the input as it is). A
+ * `post*` hook runs after the write and before the commit: the row exists in the transaction but no
+ * other connection sees it yet. It is the place to `uow.raise(...)` domain events, which are delivered
+ * only after the commit. Any hook that throws rolls the whole unit back: nothing is written and no
+ * event is sent.
+ *
+ * Missing records: `get` throws `NotFoundError` here (the repository returns null, so other callers can
+ * tell "absent" from "failed" without a try/catch); `update` and `delete` of a missing id throw
+ * `NotFoundError` from the repository.
+ */
+export class BaseService<M extends Base, C extends object = Record<string, unknown>, U extends object = Partial<C>> {
+  readonly model: ModelClass<M>;
+  readonly repository: BaseRepository<M, C, U>;
+
+  constructor(options: ServiceOptions<M, C, U>);
+  constructor(model: ModelClass<M>, repository: BaseRepository<M, C, U>);
+  constructor(modelOrOptions: ModelClass<M> | ServiceOptions<M, C, U>, repository?: BaseRepository<M, C, U>) {
+    const options = typeof modelOrOptions === 'function' ? { model: modelOrOptions, repository } : modelOrOptions;
+    if (!options.repository) {
+      throw new TypeError(`${new.target.name}: pass the repository, as new ${new.target.name}({ model, repository }) or (model, repository)`);
+    }
+    this.model = options.model;
+    this.repository = options.repository;
+  }
+
+  /** The record with this id; `NotFoundError` when there is none. */
+  async get(id: Id, options: ReadOptions = {}): Promise<Row<M>> {
+    const row = await this.repository.get(id, options);
+    if (!row) throw new NotFoundError(`No ${this.model.tableName} record with id ${id}`, [{ path: 'id', reason: 'not_found', message: `No ${this.model.tableName} record with id ${id}` }]);
+    return row;
+  }
+
+  getByIds(ids: readonly Id[], options: ReadOptions = {}): Promise<Row<M>[]> {
+    return this.repository.getByIds(ids, options);
+  }
+
+  getList(params: ListParams = {}): Promise<Page<Row<M>>> {
+    return this.repository.getList(params);
+  }
+
+  search(request: SearchRequest): Promise<Page<Row<M>>> {
+    return this.repository.search(request);
+  }
+
+  create(input: C): Promise<Row<M>> {
+    return this.inUnit(async (uow) => {
+      const data = (await this.preCreate(input)) ?? input;
+      const row = await this.repository.create(data);
+      await this.postCreate(row, uow);
+      return row;
+    });
+  }
+
+  update(id: Id, input: U, options: UpdateOptions = {}): Promise<Row<M>> {
+    return this.inUnit(async (uow) => {
+      const data = (await this.preUpdate(id, input)) ?? input;
+      const row = await this.repository.update(id, data, options);
+      await this.postUpdate(row, uow);
+      return row;
+    });
+  }
+
+  delete(id: Id): Promise<void> {
+    return this.inUnit(async (uow) => {
+      await this.preDelete(id);
+      await this.repository.delete(id);
+      await this.postDelete(id, uow);
+    });
+  }
+
+  /** Runs before the insert; return a changed input, or nothing to keep it. */
+  protected preCreate(_input: C): C | void | Promise<C | void> {}
+
+  /** Runs after the insert, before the commit. */
+  protected postCreate(_entity: Row<M>, _uow: UnitOfWork): void | Promise<void> {}
+
+  /** Runs before the update; return a changed input, or nothing to keep it. */
+  protected preUpdate(_id: Id, _input: U): U | void | Promise<U | void> {}
+
+  /** Runs after the update, before the commit. */
+  protected postUpdate(_entity: Row<M>, _uow: UnitOfWork): void | Promise<void> {}
+
+  /** Runs before the delete. */
+  protected preDelete(_id: Id): void | Promise<void> {}
+
+  /** Runs after the delete, before the commit. */
+  protected postDelete(_id: Id, _uow: UnitOfWork): void | Promise<void> {}
+
+  private inUnit<T>(fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+    return UnitOfWork.run(fn, { db: this.repository.db });
+  }
+}

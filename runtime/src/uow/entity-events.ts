@@ -1,0 +1,202 @@
+import {
+  ChangeSetType,
+  helper,
+  type ChangeSet,
+  type EntityMetadata,
+  type EventSubscriber,
+  type FlushEventArgs,
+  type TransactionEventArgs,
+  type UnitOfWork as OrmUnitOfWork,
+} from '@mikro-orm/core';
+import { dbManager, type Database } from '../data/database.js';
+import type { Dispatcher } from '../events/dispatcher.js';
+import type { EntityChange, EntityEvent } from '../events/events.js';
+import { setDefaultDispatcher, sinkFor } from './registry.js';
+
+/** One entity written by a flush, waiting for its transaction to end. */
+interface PendingChange {
+  readonly change: EntityChange;
+  readonly entity: object;
+  readonly meta: EntityMetadata;
+  readonly fields: Set<string>;
+  /** Known at flush time except for database-generated keys, which are read at commit. */
+  primaryKey: unknown;
+}
+
+const CHANGE_OF: Partial<Record<ChangeSetType, EntityChange>> = {
+  [ChangeSetType.CREATE]: 'created',
+  [ChangeSetType.UPDATE]: 'updated',
+  [ChangeSetType.UPDATE_EARLY]: 'updated',
+  [ChangeSetType.DELETE]: 'deleted',
+  [ChangeSetType.DELETE_EARLY]: 'deleted',
+};
+
+/**
+ * Turns MikroORM flushes into `EntityEvent`s, delivered only once the transaction that wrote them has
+ * committed.
+ *
+ * `afterFlush` cannot be used for that: it also fires inside a transaction that later rolls back. So
+ * the changes of each flush are recorded in `onFlush` (where the change sets are final) under the
+ * transaction they belong to, and the batch is released by `afterTransactionCommit` or dropped by
+ * `afterTransactionRollback`. The key is:
+ *
+ * - the root transaction when the flush runs inside one (a unit of work, `em.begin()`,
+ *   `em.transactional()`; a savepoint of a nested `em.transactional()` is resolved to its root, because
+ *   MikroORM fires commit/rollback events for the root transaction only);
+ * - otherwise the ORM's unit of work: a plain `em.flush()` opens its own transaction after `onFlush`,
+ *   and its commit/rollback events carry that unit of work.
+ *
+ * Limitation: a savepoint that rolls back inside a transaction that then commits fires no MikroORM
+ * event, so the changes flushed inside it are still reported. Core's own nesting never uses
+ * savepoints (a nested `UnitOfWork.run` joins the outer unit).
+ */
+class EntityEventBridge implements EventSubscriber {
+  dispatcher: Dispatcher | undefined;
+  private readonly pending = new WeakMap<object, PendingChange[]>();
+
+  onFlush({ em, uow }: FlushEventArgs): void {
+    if (!this.dispatcher) return;
+    const changes = collectChanges(uow);
+    if (changes.length === 0) return;
+    const trx = em.getTransactionContext<object>();
+    const key = trx ? rootTransaction(trx) : uow;
+    const list = this.pending.get(key);
+    if (list) list.push(...changes);
+    else this.pending.set(key, changes);
+  }
+
+  async afterTransactionCommit({ em, transaction, uow }: TransactionEventArgs): Promise<void> {
+    const changes = [...this.take(transaction), ...this.take(uow)];
+    const dispatcher = this.dispatcher;
+    if (changes.length === 0 || !dispatcher) return;
+    const events = changes.map(toEntityEvent);
+    const sink = sinkFor(em);
+    if (sink) {
+      // A Core unit of work owns this transaction: it delivers the events once its commit has returned.
+      sink(dispatcher, events);
+      return;
+    }
+    // A plain flush, or the caller's own em.begin()/em.transactional(). The handlers run before the
+    // commit call returns; detach the finished transaction from the EntityManager first (MikroORM
+    // does so right after this hook) so a handler that queries does not use the completed transaction.
+    if (transaction && em.getTransactionContext() === transaction) em.resetTransactionContext();
+    await dispatcher.dispatchAll(events);
+  }
+
+  afterTransactionRollback({ transaction, uow }: TransactionEventArgs): void {
+    this.take(transaction);
+    this.take(uow);
+  }
+
+  private take(key: object | undefined): PendingChange[] {
+    if (!key) return [];
+    const list = this.pending.get(key);
+    if (!list) return [];
+    this.pending.delete(key);
+    return list;
+  }
+}
+
+const bridges = new WeakMap<Database, EntityEventBridge>();
+
+/**
+ * Forwards entity created/updated/deleted events of `db` to `dispatcher`, each after its transaction
+ * commits and never after a rollback; works for units of work and for a plain `em.flush()` alike.
+ * Also makes `dispatcher` the default dispatcher of `UnitOfWork.run` on `db`.
+ *
+ * Events are named `<table>.<created|updated|deleted>` (e.g. `tasks.created`) with the payload
+ * `{ change, entity, table, primaryKey, changedFields }`: `changedFields` lists the property names
+ * written (every set property on create, only the changed ones on update, a many-to-many property when
+ * its links changed, none on delete). Rows removed by the database itself (`ON DELETE CASCADE`) are
+ * not reported, since the ORM never sees them.
+ *
+ * Registering again for the same database replaces the dispatcher. Returns a function that
+ * unregisters it (if it is still the registered one).
+ */
+export function registerDbEventDispatcher(dispatcher: Dispatcher, db: Database = dbManager.db): () => void {
+  let bridge = bridges.get(db);
+  if (!bridge) {
+    bridge = new EntityEventBridge();
+    // Registered on the root EntityManager's event manager, which every `fork()` shares.
+    db.orm.em.getEventManager().registerSubscriber(bridge);
+    bridges.set(db, bridge);
+  }
+  bridge.dispatcher = dispatcher;
+  setDefaultDispatcher(db, dispatcher);
+  const registered = bridge;
+  return () => {
+    if (registered.dispatcher !== dispatcher) return;
+    registered.dispatcher = undefined;
+    setDefaultDispatcher(db, undefined);
+  };
+}
+
+/** The change sets of one flush (pivot tables left out), with many-to-many link changes merged in. */
+function collectChanges(uow: OrmUnitOfWork): PendingChange[] {
+  const byEntity = new Map<object, PendingChange>();
+  const changes: PendingChange[] = [];
+  for (const cs of uow.getChangeSets() as ChangeSet<object>[]) {
+    const change = CHANGE_OF[cs.type];
+    if (!change || cs.meta.pivotTable) continue;
+    const pending: PendingChange = {
+      change,
+      entity: cs.entity,
+      meta: cs.meta as EntityMetadata,
+      fields: new Set(change === 'deleted' ? [] : Object.keys(cs.payload)),
+      primaryKey: cs.getPrimaryKey(),
+    };
+    byEntity.set(cs.entity, pending);
+    changes.push(pending);
+  }
+  for (const collection of uow.getCollectionUpdates()) {
+    const owner = collection.owner as object;
+    const prop = collection.property.name;
+    const existing = byEntity.get(owner);
+    if (existing) {
+      if (existing.change !== 'deleted') existing.fields.add(prop);
+      continue;
+    }
+    const wrapped = helper(owner);
+    const pending: PendingChange = {
+      change: 'updated',
+      entity: owner,
+      meta: wrapped.__meta as EntityMetadata,
+      fields: new Set([prop]),
+      primaryKey: wrapped.getPrimaryKey(),
+    };
+    byEntity.set(owner, pending);
+    changes.push(pending);
+  }
+  return changes;
+}
+
+function toEntityEvent(pending: PendingChange): EntityEvent {
+  const table = pending.meta.tableName;
+  const primaryKey = pending.primaryKey ?? helper(pending.entity).getPrimaryKey();
+  return {
+    name: `${table}.${pending.change}`,
+    payload: {
+      change: pending.change,
+      entity: pending.meta.className,
+      table,
+      primaryKey,
+      changedFields: [...pending.fields],
+    },
+  };
+}
+
+/**
+ * MikroORM marks a savepoint's transaction object with a symbol property (`parentTransaction`) that
+ * points at the enclosing transaction; follow it to the root. The symbol is internal to
+ * `@mikro-orm/knex`, hence the lookup by description (pinned version 6.6.16; covered by a test).
+ */
+function rootTransaction(trx: object): object {
+  let current = trx as Record<symbol, unknown>;
+  for (;;) {
+    const parentKey = Object.getOwnPropertySymbols(current).find((s) => s.description === 'parentTransaction');
+    const parent = parentKey ? current[parentKey] : undefined;
+    // A knex transaction is a function object.
+    if (!parent || (typeof parent !== 'object' && typeof parent !== 'function')) return current;
+    current = parent as Record<symbol, unknown>;
+  }
+}

@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  BaseRepository,
+  BaseService,
+  Dispatcher,
+  NotFoundError,
+  UnitOfWork,
+  domainEvent,
+  registerDbEventDispatcher,
+  type Database,
+  type DomainEvent,
+  type Id,
+  type Row,
+} from '@core/runtime';
+import { fixtureEntities, Task } from '../../fixtures/models/index.js';
+import { describeEachDatabase, type DatabaseSuite } from '../helpers/databases.js';
+
+interface TaskCreate {
+  title: string;
+  priority?: string;
+  description?: string | null;
+}
+type TaskUpdate = Partial<TaskCreate> & { is_completed?: boolean | null };
+
+/** The seed's example service: a priority outside low/medium/high becomes medium. */
+class TaskService extends BaseService<Task, TaskCreate, TaskUpdate> {
+  readonly steps: string[] = [];
+  failIn: string | undefined;
+  inspect: ((row: Row<Task>, uow: UnitOfWork) => Promise<void>) | undefined;
+
+  protected override preCreate(input: TaskCreate): TaskCreate {
+    this.step('preCreate');
+    const priority = input.priority ?? 'medium';
+    return { ...input, priority: ['low', 'medium', 'high'].includes(priority) ? priority : 'medium' };
+  }
+  protected override async postCreate(row: Row<Task>, uow: UnitOfWork): Promise<void> {
+    this.step('postCreate');
+    await this.inspect?.(row, uow);
+    uow.raise(domainEvent('tasks.announced', { id: row.id }));
+  }
+  protected override preUpdate(_id: Id, input: TaskUpdate): void {
+    this.step('preUpdate');
+    input.description ??= 'filled by preUpdate';
+  }
+  protected override postUpdate(row: Row<Task>, uow: UnitOfWork): void {
+    this.step('postUpdate');
+    uow.raise(domainEvent('tasks.changed', { id: row.id }));
+  }
+  protected override preDelete(): void {
+    this.step('preDelete');
+  }
+  protected override postDelete(id: Id, uow: UnitOfWork): void {
+    this.step('postDelete');
+    uow.raise(domainEvent('tasks.removed', { id }));
+  }
+
+  private step(name: string): void {
+    this.steps.push(name);
+    if (this.failIn === name) throw new Error(`${name} failed`);
+  }
+}
+
+async function rowCount(db: Database, id: unknown): Promise<number> {
+  const rows = await db.select<{ n: number | string }>('select count(*) as n from tasks where id = ?', [id]);
+  return Number(rows[0]!.n);
+}
+
+describe('BaseService construction', () => {
+  it('accepts ({ model, repository }) and (model, repository)', () => {
+    const repository = new BaseRepository(Task);
+    expect(new BaseService({ model: Task, repository }).repository).toBe(repository);
+    expect(new BaseService(Task, repository).model).toBe(Task);
+  });
+});
+
+describeEachDatabase('BaseService', { entities: fixtureEntities }, (suite: DatabaseSuite) => {
+  let service: TaskService;
+  let events: DomainEvent[];
+  let unregister: () => void;
+
+  beforeEach(() => {
+    service = new TaskService({ model: Task, repository: new BaseRepository<Task, TaskCreate, TaskUpdate>(Task, suite.db) });
+    events = [];
+    const dispatcher = new Dispatcher();
+    dispatcher.subscribe('*', (e) => void events.push(e));
+    unregister = registerDbEventDispatcher(dispatcher, suite.db);
+  });
+  afterEach(() => unregister());
+
+  it.each([
+    ['urgent', 'medium'],
+    ['high', 'high'],
+    [undefined, 'medium'],
+  ])('preCreate turns priority %s into %s before the insert', async (priority, stored) => {
+    const row = await service.create({ title: 'prioritised', ...(priority ? { priority } : {}) });
+    expect(row.priority).toBe(stored);
+    expect(await service.get(row.id as string)).toMatchObject({ priority: stored });
+  });
+
+  it('runs postCreate after the insert and before the commit, and sends events only after the commit', async () => {
+    const outside = suite.name === 'postgresql' ? new pg.Client({ connectionString: suite.url }) : undefined;
+    await outside?.connect();
+    try {
+      const seenInHook: Record<string, number> = {};
+      service.inspect = async (row) => {
+        seenInHook.inTransaction = await rowCount(suite.db, row.id);
+        if (outside) {
+          const res = await outside.query('select count(*)::int as n from tasks where id = $1', [row.id]);
+          seenInHook.otherConnection = res.rows[0].n as number;
+        }
+        seenInHook.eventsSoFar = events.length;
+      };
+      const row = await service.create({ title: 'hooked' });
+
+      expect(service.steps).toEqual(['preCreate', 'postCreate']);
+      expect(seenInHook.inTransaction).toBe(1);
+      expect(seenInHook.eventsSoFar).toBe(0);
+      if (outside) {
+        expect(seenInHook.otherConnection).toBe(0); // not committed yet while postCreate runs
+        const after = await outside.query('select count(*)::int as n from tasks where id = $1', [row.id]);
+        expect(after.rows[0].n).toBe(1);
+      }
+      expect(events.map((e) => e.name)).toEqual(['tasks.created', 'tasks.announced']);
+      expect(events[1]!.payload).toEqual({ id: row.id });
+    } finally {
+      await outside?.end();
+    }
+  });
+
+  it.each(['postCreate', 'preCreate'])('rolls everything back when %s throws: no row, no event', async (hook) => {
+    const title = `failing-${randomUUID()}`;
+    service.failIn = hook;
+    await expect(service.create({ title })).rejects.toThrow(`${hook} failed`);
+    const rows = await suite.db.select('select id from tasks where title = ?', [title]);
+    expect(rows).toEqual([]);
+    expect(events).toEqual([]);
+  });
+
+  it('runs preUpdate (whose changes are used) and postUpdate around the update', async () => {
+    const { id } = await service.create({ title: 'to update' });
+    service.steps.length = 0;
+    events.length = 0;
+    const row = await service.update(id as string, { is_completed: true });
+    expect(service.steps).toEqual(['preUpdate', 'postUpdate']);
+    expect(row).toMatchObject({ is_completed: true, description: 'filled by preUpdate' });
+    expect(events.map((e) => e.name)).toEqual(['tasks.updated', 'tasks.changed']);
+  });
+
+  it('runs preDelete and postDelete around the delete; a failing postDelete keeps the row', async () => {
+    const { id } = await service.create({ title: 'to delete' });
+    service.steps.length = 0;
+    events.length = 0;
+
+    service.failIn = 'postDelete';
+    await expect(service.delete(id as string)).rejects.toThrow('postDelete failed');
+    expect(await rowCount(suite.db, id)).toBe(1);
+    expect(events).toEqual([]);
+
+    service.failIn = undefined;
+    await service.delete(id as string);
+    expect(service.steps).toEqual(['preDelete', 'postDelete', 'preDelete', 'postDelete']);
+    expect(await rowCount(suite.db, id)).toBe(0);
+    expect(events.map((e) => e.name)).toEqual(['tasks.deleted', 'tasks.removed']);
+  });
+
+  it('throws NotFoundError from get() for a missing id, and passes other reads through', async () => {
+    await expect(service.get(randomUUID())).rejects.toBeInstanceOf(NotFoundError);
+    const { id } = await service.create({ title: 'readable' });
+    expect(await service.get(id as string)).toEqual(await service.repository.get(id as string));
+  });
+
+  it('joins an outer unit: several writes commit together and their events follow the commit', async () => {
+    const ids = await UnitOfWork.run(
+      async () => [(await service.create({ title: 'one' })).id, (await service.create({ title: 'two' })).id],
+      { db: suite.db },
+    );
+    expect(events.map((e) => e.name)).toEqual(['tasks.created', 'tasks.created', 'tasks.announced', 'tasks.announced']);
+    for (const id of ids) expect(await rowCount(suite.db, id)).toBe(1);
+  });
+});
