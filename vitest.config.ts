@@ -12,5 +12,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // 2 cores: two workers keep SQLite and PostgreSQL suites busy without thrashing.
     maxWorkers: 2,
+    // In CI every test is listed (so the log shows the [postgresql] suites ran), then one summary line.
+    reporters: process.env.CI ? ['verbose', './test/helpers/summary-reporter.ts'] : ['default', './test/helpers/summary-reporter.ts'],
   },
 });
