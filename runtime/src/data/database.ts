@@ -51,6 +51,9 @@ export interface InitOptions {
   orm?: Partial<Options>;
 }
 
+/** Distinct SELECT texts kept prepared per SQLite connection (query shapes are bounded upstream too). */
+const MAX_PREPARED = 1000;
+
 /** A raw driver connection as the knex client hands it out. */
 interface SqliteHandle {
   prepare(sql: string): { all(...params: unknown[]): unknown[]; raw?: unknown };
@@ -139,11 +142,19 @@ export class Database {
     }
   }
 
+  /** Prepared statements per connection, least recently used evicted past `MAX_PREPARED`. */
   private prepared(conn: SqliteHandle, sql: string) {
     let cache = this.statements.get(conn);
     if (!cache) this.statements.set(conn, (cache = new Map()));
     let stmt = cache.get(sql);
-    if (!stmt) cache.set(sql, (stmt = conn.prepare(sql)));
+    if (stmt) {
+      // Re-insert so Map order stays least-recently-used first.
+      cache.delete(sql);
+    } else {
+      stmt = conn.prepare(sql);
+      if (cache.size >= MAX_PREPARED) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(sql, stmt);
     return stmt;
   }
 

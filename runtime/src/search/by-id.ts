@@ -1,0 +1,99 @@
+import type { CoreContext } from '../context/context.js';
+import type { Database } from '../data/database.js';
+import { coerceValue } from './codecs.js';
+import { describeValue, invalid } from './issues.js';
+import { qualified } from './joins.js';
+import { limitsKey, type SearchLimits } from './limits.js';
+import type { ColumnInfo, ModelInfo } from './model-info.js';
+import { analyzeIncludes } from './request-shape.js';
+import { materializeRows } from './row-loader.js';
+import { compiledShape, restrictionKey } from './shape-compiler.js';
+import { bucketSize, padValues, placeholders } from './sql-text.js';
+
+const INTEGER_TEXT = /^-?\d{1,15}$/;
+
+/**
+ * A primary-key value as the database wants it. Route parameters arrive as strings, so an integer key
+ * also accepts a string of digits. Throws ValidationError at `path` — an id that cannot exist never
+ * reaches the database (on PostgreSQL an invalid uuid would be a server error).
+ */
+export function coerceId(pk: ColumnInfo, id: unknown, path: string, db: Database, limits: Readonly<SearchLimits>): unknown {
+  if (pk.kind === 'number') {
+    if (typeof id === 'number' && Number.isSafeInteger(id)) return id;
+    if (typeof id === 'string' && INTEGER_TEXT.test(id)) return Number(id);
+    throw invalid(path, `expected an integer id, received ${describeValue(id)}`, 'invalid_value');
+  }
+  if (pk.kind === 'string' && (typeof id !== 'string' || id === '')) {
+    throw invalid(path, `expected a non-empty string id, received ${describeValue(id)}`, 'invalid_value');
+  }
+  return coerceValue(pk, id, path, db.dialect, limits.maxStringLength, false);
+}
+
+/** Comparable form of a key: uuids compare case-insensitively (PostgreSQL prints them lowercase). */
+function keyString(pk: ColumnInfo, value: unknown): string {
+  const text = String(value);
+  return pk.kind === 'uuid' ? text.toLowerCase() : text;
+}
+
+/** Ids per statement. */
+const CHUNK = 500;
+
+/**
+ * Rows by primary key, in the order of `ids` (first occurrence; duplicates collapse; missing ids are
+ * left out). One statement per 500 ids, plus one per to-many include. All ids are checked first.
+ */
+export async function readByIds(
+  db: Database,
+  info: ModelInfo,
+  ids: readonly unknown[],
+  include: unknown,
+  ctx: CoreContext,
+  limits: Readonly<SearchLimits>,
+  single: boolean,
+): Promise<Record<string, unknown>[]> {
+  const refs = analyzeIncludes(include, 'include', limits);
+  const wanted = new Map<string, unknown>();
+  ids.forEach((id, i) => {
+    const value = coerceId(info.pk, id, single ? 'id' : `ids[${i}]`, db, limits);
+    const key = keyString(info.pk, value);
+    if (!wanted.has(key)) wanted.set(key, value);
+  });
+  const restricted = ctx.restrictedFields;
+  // The shape compiles (and checks) the includes even when there is nothing to read.
+  const shape = compiledShape(`B${JSON.stringify(refs.map((r) => r.path))}|${restrictionKey(restricted)}|${limitsKey(limits)}`, {
+    db,
+    info,
+    restricted,
+    limits,
+    handlers: new Map(),
+    filters: [],
+    leaves: [],
+    sort: [],
+    include: refs,
+  });
+  if (wanted.size === 0) return [];
+
+  const values = [...wanted.values()];
+  const rows: Record<string, unknown>[] = [];
+  for (let start = 0; start < values.length; start += CHUNK) {
+    const chunk = values.slice(start, start + CHUNK);
+    const size = bucketSize(chunk.length);
+    const mode = `id${size}`;
+    let sql = shape.statements.get(mode);
+    if (sql === undefined) {
+      const pk = qualified(shape.rootAlias, info.pk.quoted);
+      sql = `${shape.from} where ${pk} ${size === 1 ? '= ?' : `in ${placeholders(size)}`}`;
+      shape.statements.set(mode, sql);
+    }
+    rows.push(...(await db.select<Record<string, unknown>>(sql, padValues(chunk, size))));
+  }
+  const items = await materializeRows(db, shape.plan, rows, limits);
+  const byKey = new Map<string, Record<string, unknown>>();
+  rows.forEach((row, i) => byKey.set(keyString(info.pk, row[shape.plan.pkAlias]), items[i]!));
+  const out: Record<string, unknown>[] = [];
+  for (const key of wanted.keys()) {
+    const item = byKey.get(key);
+    if (item) out.push(item);
+  }
+  return out;
+}

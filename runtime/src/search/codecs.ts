@@ -1,0 +1,215 @@
+import {
+  BigIntType,
+  BooleanType,
+  DateTimeType,
+  DateType,
+  DecimalType,
+  DoubleType,
+  FloatType,
+  IntegerType,
+  JsonType,
+  MediumIntType,
+  SmallIntType,
+  TinyIntType,
+  UuidType,
+  type EntityProperty,
+} from '@mikro-orm/core';
+import type { Dialect } from '../data/database.js';
+import { describeValue, invalid } from './issues.js';
+
+/**
+ * What a column holds, as far as reading and comparing go. `other` columns (blobs, times, arrays…)
+ * are returned as the driver gives them and cannot be filtered or sorted on.
+ */
+export type ValueKind = 'string' | 'uuid' | 'number' | 'bigint' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json' | 'other';
+
+/** Turns a non-null driver value into the output value. */
+export type Decoder = (raw: unknown) => unknown;
+
+const BY_TYPE_NAME: Record<string, ValueKind> = {
+  uuid: 'uuid',
+  string: 'string', text: 'string', character: 'string', varchar: 'string', char: 'string', enum: 'string',
+  integer: 'number', int: 'number', smallint: 'number', tinyint: 'number', mediumint: 'number',
+  number: 'number', float: 'number', double: 'number', real: 'number',
+  bigint: 'bigint', decimal: 'decimal', numeric: 'decimal',
+  boolean: 'boolean', bool: 'boolean',
+  datetime: 'datetime', timestamp: 'datetime', timestamptz: 'datetime',
+  json: 'json', jsonb: 'json',
+};
+
+/** The kind of a scalar property, from its MikroORM type (class instance first, then the type name). */
+export function kindOfProperty(prop: EntityProperty): ValueKind {
+  const t = prop.customType;
+  if (t instanceof DateType) return 'date';
+  if (t instanceof DateTimeType) return 'datetime';
+  if (t instanceof BigIntType) return 'bigint';
+  if (t instanceof DecimalType) return 'decimal';
+  if (t instanceof JsonType) return 'json';
+  if (t instanceof UuidType) return 'uuid';
+  if (t instanceof BooleanType) return 'boolean';
+  if (
+    t instanceof IntegerType || t instanceof SmallIntType || t instanceof TinyIntType ||
+    t instanceof MediumIntType || t instanceof FloatType || t instanceof DoubleType
+  ) return 'number';
+  if (prop.enum) return (prop.items ?? []).every((i) => typeof i === 'number') && prop.items?.length ? 'number' : 'string';
+  // `Date` (capitalised) is MikroORM's datetime; a plain date always comes with DateType above.
+  if (prop.type === 'Date') return 'datetime';
+  const byName = BY_TYPE_NAME[String(prop.type).toLowerCase()];
+  if (byName) return byName;
+  switch (prop.runtimeType) {
+    case 'Date': return 'datetime';
+    case 'boolean': return 'boolean';
+    case 'number': return 'number';
+    case 'string': return 'string';
+    case 'bigint': return 'bigint';
+    default: return 'other';
+  }
+}
+
+const asBoolean: Decoder = (v) => v === true || v === 1 || v === '1' || v === 't' || v === 'true';
+const asString: Decoder = (v) => String(v);
+const asJsonFromText: Decoder = (v) => (typeof v === 'string' ? JSON.parse(v) : v);
+const asDate: Decoder = (v) => (v instanceof Date ? v.toISOString().slice(0, 10) : v);
+const asDateTime: Decoder = (v) => {
+  if (v instanceof Date) return v;
+  if (typeof v === 'number') return new Date(v);
+  return parseDbTimestamp(String(v));
+};
+
+/**
+ * The decoder of a kind on a dialect; `undefined` means the driver value is already the output.
+ * Measured: SQLite gives datetimes as epoch-ms integers, booleans as 0/1, json as text, decimals as
+ * numbers; PostgreSQL (with MikroORM's type parsers) gives timestamptz as text, bigint/numeric as text.
+ * bigint and decimal are returned as strings on both, so no precision is lost and both agree.
+ */
+export function decoderFor(kind: ValueKind, dialect: Dialect): Decoder | undefined {
+  switch (kind) {
+    case 'boolean': return asBoolean;
+    case 'datetime': return asDateTime;
+    case 'bigint':
+    case 'decimal': return asString;
+    case 'json': return dialect === 'sqlite' ? asJsonFromText : undefined;
+    case 'date': return asDate;
+    default: return undefined;
+  }
+}
+
+const DB_TIMESTAMP = /^(\d{4,})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** `2026-11-26 00:47:37.72+00` (PostgreSQL text), ISO strings, or epoch-ms digits → Date. No offset means UTC. */
+export function parseDbTimestamp(text: string): Date {
+  if (/^-?\d+$/.test(text)) return new Date(Number(text));
+  const m = DB_TIMESTAMP.exec(text);
+  if (!m) return new Date(text);
+  const [, y, mo, d, h, mi, s = '00', frac = '', off] = m;
+  let offset = 'Z';
+  if (off && off.toUpperCase() !== 'Z') {
+    const digits = off.slice(1).replace(':', '');
+    offset = `${off[0]}${digits.slice(0, 2)}:${digits.slice(2, 4) || '00'}`;
+  }
+  return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}${frac.slice(0, 4)}${offset}`);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_DATETIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+const INTEGER_TEXT = /^-?\d{1,40}$/;
+const DECIMAL_TEXT = /^-?\d{1,40}(\.\d{1,40})?$/;
+
+/** What a filter value is compared against. */
+export interface ValueTarget {
+  readonly kind: ValueKind;
+  /** Allowed values of an enum column; checked for equality operators only. */
+  readonly enumValues?: readonly (string | number)[];
+}
+
+/**
+ * Checks one filter value against its column and turns it into the value bound to the statement.
+ * Throws a ValidationError naming `path` — never lets a value reach the database that the database
+ * could reject (an invalid uuid is an error on PostgreSQL and a silent mismatch on SQLite).
+ */
+export function coerceValue(
+  target: ValueTarget,
+  value: unknown,
+  path: string,
+  dialect: Dialect,
+  maxStringLength: number,
+  checkEnum: boolean,
+): unknown {
+  const fail = (expected: string): never => {
+    throw invalid(path, `expected ${expected}, received ${describeValue(value)}`, 'invalid_value');
+  };
+  if (typeof value === 'string' && value.length > maxStringLength) {
+    throw invalid(path, `the value has ${value.length} characters; the limit is ${maxStringLength}`, 'value_too_long');
+  }
+  let out: unknown;
+  switch (target.kind) {
+    case 'string':
+      if (typeof value !== 'string') fail('a string');
+      out = value;
+      break;
+    case 'uuid':
+      if (typeof value !== 'string' || !UUID.test(value)) fail('a UUID such as "3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21"');
+      out = (value as string).toLowerCase();
+      break;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) fail('a number');
+      out = value;
+      break;
+    case 'bigint':
+    case 'decimal': {
+      const pattern = target.kind === 'bigint' ? INTEGER_TEXT : DECIMAL_TEXT;
+      const ok = typeof value === 'number' ? Number.isFinite(value) && (target.kind === 'decimal' || Number.isInteger(value)) : typeof value === 'string' && pattern.test(value);
+      if (!ok) fail(target.kind === 'bigint' ? 'an integer or a string of digits' : 'a number or a decimal string such as "12.50"');
+      // PostgreSQL casts text to numeric exactly; SQLite compares numbers.
+      out = dialect === 'postgresql' ? String(value) : Number(value);
+      break;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') fail('true or false');
+      out = value;
+      break;
+    case 'date':
+      if (typeof value !== 'string' || !isCalendarDate(value)) fail('an ISO 8601 date such as "2026-01-31"');
+      out = value;
+      break;
+    case 'datetime':
+      out = typeof value === 'string' ? parseIsoDateTime(value) : undefined;
+      if (out === undefined) fail('an ISO 8601 date-time such as "2026-01-31T09:30:00Z"');
+      break;
+    default:
+      return fail('a column that can be compared');
+  }
+  if (checkEnum && target.enumValues && !target.enumValues.includes(out as string | number)) {
+    throw invalid(path, `expected one of ${target.enumValues.map((v) => JSON.stringify(v)).join(', ')}, received ${describeValue(value)}`, 'invalid_value');
+  }
+  return out;
+}
+
+/** A real calendar day (no 2026-02-30). */
+function isCalendarDate(text: string): boolean {
+  const m = CALENDAR_DATE.exec(text);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+/** ISO 8601 date or date-time; without an offset the time is UTC. Undefined when not a real instant. */
+export function parseIsoDateTime(text: string): Date | undefined {
+  const m = ISO_DATETIME.exec(text);
+  if (!m) return undefined;
+  const [y, mo, d, h = 0, mi = 0, s = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) => (p === undefined ? undefined : Number(p))) as number[];
+  if (!isCalendarDate(`${m[1]}-${m[2]}-${m[3]}`) || h! > 23 || mi! > 59 || s! > 59) return undefined;
+  const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
+  let time = Date.UTC(y!, mo! - 1, d!, h, mi, s, ms);
+  const off = m[8];
+  if (off && off.toUpperCase() !== 'Z') {
+    const digits = off.slice(1).replace(':', '');
+    const minutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4));
+    if (minutes > 18 * 60) return undefined;
+    time -= (off[0] === '-' ? -1 : 1) * minutes * 60_000;
+  }
+  return new Date(time);
+}

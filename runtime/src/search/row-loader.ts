@@ -1,0 +1,97 @@
+import type { Database } from '../data/database.js';
+import { invalid } from './issues.js';
+import type { SearchLimits } from './limits.js';
+import { PARENT_KEY, type LoaderPlan, type ObjectPlan } from './include-planner.js';
+import { bucketSize, padValues, placeholders } from './sql-text.js';
+
+type RawRow = Record<string, unknown>;
+type Output = Record<string, unknown>;
+
+/** Parent keys are grouped as strings: a uuid or integer key reads the same from the parent and the child. */
+const keyOf = (raw: unknown): string => String(raw);
+
+/** One parent key: its raw value (bound as is) and the arrays to fill, one per parent object. */
+interface Parent {
+  readonly raw: unknown;
+  readonly arrays: unknown[][];
+}
+
+/** Parents waiting for each loader's rows, by parent key. */
+class PendingLoads {
+  readonly byLoader = new Map<LoaderPlan, Map<string, Parent>>();
+
+  add(loader: LoaderPlan, parentKey: unknown, target: unknown[]): void {
+    if (parentKey === null || parentKey === undefined) return;
+    let parents = this.byLoader.get(loader);
+    if (!parents) this.byLoader.set(loader, (parents = new Map()));
+    const key = keyOf(parentKey);
+    const parent = parents.get(key);
+    if (parent) parent.arrays.push(target);
+    else parents.set(key, { raw: parentKey, arrays: [target] });
+  }
+}
+
+/** Builds one output object from a raw row. Null stays null; other values go through the column's decoder. */
+function materialize(raw: RawRow, plan: ObjectPlan, pending: PendingLoads): Output {
+  const out: Output = {};
+  const columns = plan.columns;
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    if (c.hidden) continue;
+    const v = raw[c.alias];
+    out[c.key] = v === null || v === undefined ? null : c.decode ? c.decode(v) : v;
+  }
+  for (const j of plan.joined) {
+    const present = raw[j.plan.pkAlias];
+    out[j.key] = present === null || present === undefined ? null : materialize(raw, j.plan, pending);
+  }
+  for (const loader of plan.loaders) {
+    const children: unknown[] = [];
+    out[loader.key] = children;
+    pending.add(loader, raw[plan.pkAlias], children);
+  }
+  return out;
+}
+
+/** Parent keys per statement; chunks keep the placeholder count far below both databases' limits. */
+const CHUNK = 1000;
+
+/**
+ * Turns fetched rows into output rows and runs the select-in loaders their includes need: one
+ * statement per to-many include (per 1000 parents), level by level. Output order = row order.
+ */
+export async function materializeRows(db: Database, plan: ObjectPlan, rows: readonly RawRow[], limits: Readonly<SearchLimits>): Promise<Output[]> {
+  const pending = new PendingLoads();
+  const out = new Array<Output>(rows.length);
+  for (let i = 0; i < rows.length; i++) out[i] = materialize(rows[i]!, plan, pending);
+  await runLoaders(db, pending, limits);
+  return out;
+}
+
+async function runLoaders(db: Database, pending: PendingLoads, limits: Readonly<SearchLimits>): Promise<void> {
+  for (const [loader, parents] of pending.byLoader) {
+    const nested = new PendingLoads();
+    const keys = [...parents.values()].map((p) => p.raw);
+    let loaded = 0;
+    for (let start = 0; start < keys.length; start += CHUNK) {
+      const chunk = keys.slice(start, start + CHUNK);
+      const size = bucketSize(chunk.length);
+      const cap = limits.maxIncludedRows - loaded + 1;
+      const rows = await db.select<RawRow>(loader.head + placeholders(size) + loader.tail, [...padValues(chunk, size), cap]);
+      loaded += rows.length;
+      if (loaded > limits.maxIncludedRows) {
+        throw invalid(
+          loader.jsonPath,
+          `including '${loader.path}' would load more than ${limits.maxIncludedRows} rows for this page; ask for a smaller page or filter the parents`,
+          'include_too_large',
+        );
+      }
+      for (const row of rows) {
+        const child = materialize(row, loader.plan, nested);
+        const parent = parents.get(keyOf(row[PARENT_KEY]));
+        if (parent) for (const target of parent.arrays) target.push(child);
+      }
+    }
+    await runLoaders(db, nested, limits);
+  }
+}

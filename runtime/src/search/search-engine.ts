@@ -1,0 +1,179 @@
+import { getContext, type CoreContext } from '../context/context.js';
+import type { Base, ModelClass } from '../data/base.js';
+import type { Database } from '../data/database.js';
+import type { Page, Row } from '../data/types.js';
+import { BaseQuery, type KeysetBinding } from './base-query.js';
+import { CursorCodec, cursorBinding } from './cursor.js';
+import type { FieldHandler } from './filter-compiler.js';
+import { invalid } from './issues.js';
+import { buildKeyset, nullMask } from './keyset.js';
+import { limitsKey, resolveSearchLimits, type SearchLimits } from './limits.js';
+import { modelInfo, type ModelInfo } from './model-info.js';
+import { analyzeRequest, type AnalyzedRequest } from './request-shape.js';
+import { materializeRows } from './row-loader.js';
+import type { SearchRequest } from './search-request.js';
+import { compiledShape, restrictionKey, type CompiledShape } from './shape-compiler.js';
+import { bindWhere } from './where-binder.js';
+
+export interface SearchEngineOptions {
+  /** Nesting limit of and/or groups; a group inside the top-level `filters` array is level 1. Default 3. */
+  maxDepth?: number;
+  limits?: Partial<SearchLimits>;
+}
+
+/** A handler's identity is part of a shape's cache key: the same function shares compiled statements. */
+const handlerIds = new WeakMap<FieldHandler, number>();
+let nextHandlerId = 1;
+function handlerId(handler: FieldHandler): number {
+  let id = handlerIds.get(handler);
+  if (id === undefined) handlerIds.set(handler, (id = nextHandlerId++));
+  return id;
+}
+
+interface Prepared {
+  readonly analyzed: AnalyzedRequest;
+  readonly shape: CompiledShape;
+  readonly query: BaseQuery;
+}
+
+/**
+ * Turns a `SearchRequest` into SQL for one model and runs it without hydrating entities (see
+ * `README.md` in this folder for the pipeline). Every check — structure, bounds, depth, fields,
+ * operators, value types, restrictions, cursor — happens before any SQL is sent.
+ *
+ * Compiled statements are cached per (database, model, request shape, restriction set), not per
+ * engine, so a request-scoped engine costs nothing to create.
+ */
+export class SearchEngine<M extends Base = Base> {
+  readonly maxDepth: number;
+  readonly limits: Readonly<SearchLimits>;
+  private readonly info: ModelInfo;
+  private readonly handlers = new Map<string, FieldHandler>();
+  private readonly codec: CursorCodec;
+
+  constructor(
+    private readonly db: Database,
+    readonly model: ModelClass<M>,
+    options: SearchEngineOptions = {},
+  ) {
+    const maxDepth = options.maxDepth ?? 3;
+    if (!Number.isSafeInteger(maxDepth) || maxDepth < 0) throw new Error(`SearchEngine maxDepth must be an integer of 0 or more, got ${String(maxDepth)}`);
+    this.maxDepth = maxDepth;
+    this.limits = resolveSearchLimits(options.limits);
+    this.info = modelInfo(db, model.name);
+    this.codec = CursorCodec.forSecret(db.cursorSecret);
+  }
+
+  /**
+   * Makes `name` a filter field whose SQL `handler` writes (e.g. full-text search over several
+   * columns). It takes precedence over a column of the same name, is subject to restrictions as
+   * `<table>.<name>`, and cannot be sorted on or included. Its `column()` reaches every column of the
+   * model, restricted or not: the handler decides what it reveals. Register module-level functions:
+   * the function's identity is part of the statement cache key.
+   */
+  registerHandler(name: string, handler: FieldHandler): this {
+    if (typeof name !== 'string' || name === '' || name.includes('.')) {
+      throw new Error(`registerHandler needs a field name without dots, received ${JSON.stringify(name)}`);
+    }
+    if (typeof handler !== 'function') throw new Error(`registerHandler('${name}') needs a handler function`);
+    this.handlers.set(name, handler);
+    return this;
+  }
+
+  /** Checks a request against the model and the context; throws ValidationError / ForbiddenError. Sends no SQL. */
+  validate(request: SearchRequest, ctx: CoreContext = getContext()): void {
+    this.prepare(request, ctx);
+  }
+
+  /** The compiled query of a request, for the caller to extend and execute (see `BaseQuery`). */
+  buildBaseQuery(request: SearchRequest = {}, ctx: CoreContext = getContext()): BaseQuery<M> {
+    return this.prepare(request, ctx).query as BaseQuery<M>;
+  }
+
+  /**
+   * One page: `limit` (default 50) rows after `offset` or after `cursor`. Reads `limit + 1` rows to
+   * know whether more exist; `nextCursor` (whenever `hasMore`, in offset mode too) resumes after the
+   * last row with a keyset predicate.
+   */
+  async search(request: SearchRequest, ctx: CoreContext = getContext()): Promise<Page<Row<M>>> {
+    const { analyzed, shape, query } = this.prepare(request, ctx);
+    const limit = analyzed.limit ?? this.limits.defaultLimit;
+    const raw = await query.limit(limit + 1).fetchRaw();
+    const hasMore = raw.length > limit;
+    if (hasMore) raw.length = limit;
+    const last = raw[raw.length - 1];
+    const nextCursor =
+      hasMore && last
+        ? this.codec.encode({
+            model: this.info.className,
+            binding: cursorBinding(this.info.className, shape.sort.signature, analyzed.filters),
+            values: shape.sort.keys.map((k) => cursorValue(last[k.alias])),
+          })
+        : null;
+    const items = (await materializeRows(this.db, shape.plan, raw, this.limits)) as Row<M>[];
+    return { items, limit, offset: analyzed.cursor !== undefined ? null : (analyzed.offset ?? 0), nextCursor, hasMore };
+  }
+
+  private prepare(request: SearchRequest, ctx: CoreContext): Prepared {
+    const analyzed = analyzeRequest(request, {
+      maxDepth: this.maxDepth,
+      limits: this.limits,
+      handlerId: (field) => {
+        const handler = this.handlers.get(field);
+        return handler ? handlerId(handler) : undefined;
+      },
+    });
+    const restricted = ctx.restrictedFields;
+    const shape = compiledShape(`${analyzed.key}|${restrictionKey(restricted)}|${limitsKey(this.limits)}`, {
+      db: this.db,
+      info: this.info,
+      restricted,
+      limits: this.limits,
+      handlers: this.handlers,
+      filters: analyzed.filters,
+      leaves: analyzed.leaves,
+      sort: analyzed.sort,
+      include: analyzed.include,
+    });
+    const where = bindWhere(shape.where, analyzed.leaves, shape.env);
+    const keyset = analyzed.cursor !== undefined ? this.keyset(shape, analyzed) : undefined;
+    const query = new BaseQuery(this.db, {
+      shape,
+      where,
+      limits: this.limits,
+      ...(keyset ? { keyset } : {}),
+      ...(analyzed.limit !== undefined ? { limit: analyzed.limit } : {}),
+      ...(analyzed.offset ? { offset: analyzed.offset } : {}),
+    });
+    return { analyzed, shape, query };
+  }
+
+  /** Decrypts the cursor, checks what it is bound to, and binds the keyset predicate for its values. */
+  private keyset(shape: CompiledShape, analyzed: AnalyzedRequest): KeysetBinding {
+    const payload = this.codec.decode(analyzed.cursor!, 'cursor');
+    const binding = cursorBinding(this.info.className, shape.sort.signature, analyzed.filters);
+    if (payload.model !== this.info.className || payload.binding !== binding) {
+      throw invalid(
+        'cursor',
+        'this cursor was issued for a different resource, sort or filters; send the same filters and sort as for the first page, or start again without a cursor',
+        'cursor_mismatch',
+      );
+    }
+    const keys = shape.sort.keys;
+    const values = payload.values;
+    const fits = values.length === keys.length && values.every((v, i) => (v === null ? keys[i]!.nullable : ['string', 'number', 'boolean'].includes(typeof v)));
+    if (!fits) throw invalid('cursor', 'the cursor does not match this sort; start again without a cursor', 'cursor_mismatch');
+    const mask = nullMask(values);
+    let compiled = shape.keysets.get(mask);
+    if (!compiled) shape.keysets.set(mask, (compiled = buildKeyset(keys, mask)));
+    return { mask, sql: compiled.sql, params: compiled.order.map((i) => values[i]) };
+  }
+}
+
+/** Raw sort values go into the cursor as JSON; the database gets them back exactly as it gave them. */
+function cursorValue(raw: unknown): unknown {
+  if (raw === undefined) return null;
+  if (raw instanceof Date) return raw.toISOString();
+  if (typeof raw === 'bigint') return raw.toString();
+  return raw;
+}
