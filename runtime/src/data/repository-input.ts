@@ -6,6 +6,7 @@
  */
 import { ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
 import { ValidationError, type ErrorDetail } from '../errors.js';
+import { singular } from '../util/inflect.js';
 
 export type Id = string | number;
 
@@ -182,21 +183,6 @@ export class WritePlan {
     }
     return kept;
   }
-}
-
-/** English singular of a snake_case relation name: the same rule as the generator's `singular()`. */
-export function singular(plural: string): string {
-  const irregular: Record<string, string> = { people: 'person', children: 'child', men: 'man', women: 'woman', data: 'datum', indices: 'index' };
-  const at = plural.lastIndexOf('_') + 1;
-  const head = plural.slice(0, at);
-  const word = plural.slice(at);
-  const lower = word.toLowerCase();
-  if (irregular[lower]) return head + irregular[lower];
-  if (/[^aeiou]ies$/.test(lower)) return head + word.slice(0, -3) + 'y';
-  if (/(ss|x|z|ch|sh|us)es$/.test(lower)) return head + word.slice(0, -2);
-  if (/ss$|us$|is$/.test(lower)) return head + word;
-  if (/s$/.test(lower)) return head + word.slice(0, -1);
-  return plural;
 }
 
 function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, string>>): FieldSpec | undefined {
