@@ -14,8 +14,8 @@ import { DatabaseManager, type Database, type QueryEvent } from '@core/runtime';
 
 export type DatabaseName = 'sqlite' | 'postgresql';
 
-const PG_ADMIN_URL = process.env.CORE_TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
-const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
+export const PG_ADMIN_URL = process.env.CORE_TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+export const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
 
 async function probePostgres(): Promise<string | null> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
@@ -30,7 +30,8 @@ async function probePostgres(): Promise<string | null> {
   }
 }
 
-const pgUnavailable = await probePostgres();
+/** Null when PostgreSQL answers; otherwise why its suites skip (or fail, in CI). */
+export const pgUnavailable = await probePostgres();
 
 async function adminQuery(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });

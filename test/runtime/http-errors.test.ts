@@ -104,9 +104,10 @@ describe('error envelope', () => {
     expect(res.body).not.toContain('alice@example.com');
   });
 
-  it('an unexpected error is a bare 500 outside development', async () => {
+  it.each(['production', 'development', undefined])('an unexpected error is a bare 500 (ENVIRONMENT=%s)', async (environment) => {
     const previous = process.env.ENVIRONMENT;
-    process.env.ENVIRONMENT = 'production';
+    if (environment === undefined) delete process.env.ENVIRONMENT;
+    else process.env.ENVIRONMENT = environment;
     try {
       const res = await app.inject({ method: 'GET', url: '/boom' });
       expect(res.statusCode).toBe(500);
@@ -117,8 +118,8 @@ describe('error envelope', () => {
     }
   });
 
-  it('toErrorResponse keeps details of a ConflictError and adds no stack in development', () => {
-    const { status, body } = toErrorResponse(new ConflictError('Taken.', [{ path: 'title', message: 'must be unique' }]), { development: true });
+  it('toErrorResponse keeps the details of an AppException', () => {
+    const { status, body } = toErrorResponse(new ConflictError('Taken.', [{ path: 'title', message: 'must be unique' }]));
     expect(status).toBe(409);
     expect(body.error.details).toEqual([{ path: 'title', message: 'must be unique' }]);
   });

@@ -131,8 +131,12 @@ export abstract class BaseRouter<C extends object, U extends object> {
     return Inject(this.service);
   }
 
-  /** Registers the seven endpoints; override to add your own (and call `super.routes(app)`). */
+  /**
+   * Registers the seven endpoints; override to add your own (and call `super.routes(app)`). `app` is
+   * the router's own context: `app.prefix` is the full mount path (e.g. `/api/v1/tasks`).
+   */
   protected routes(app: FastifyInstance): void {
+    const base = app.prefix;
     const actions = this.model.actions();
     const out = this.schemaOut;
     const tags = [...this.tags];
@@ -154,7 +158,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
           return new CoreJSONResponse(row, {
             status: 201,
             serializeData: out.serializer(ctx),
-            headers: { location: `${this.prefix}/${String(row[this.primaryKey()])}` },
+            headers: { location: `${base}/${String(row[this.primaryKey()])}` },
           });
         },
       }),
@@ -224,7 +228,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
           if (!paginated && page.hasMore && page.nextCursor) {
             const next = new URLSearchParams({ cursor: page.nextCursor });
             if (query.include) next.set('include', query.include);
-            reply.header('link', `<${this.prefix}/?${next.toString()}>; rel="next"`);
+            reply.header('link', `<${base}/?${next.toString()}>; rel="next"`);
           }
           return new CoreJSONResponse(page.items, { serializeData: out.serializer(getContext()), meta: paginated ? pageMeta(page) : null });
         },

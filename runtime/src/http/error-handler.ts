@@ -36,10 +36,11 @@ export interface ErrorResponse {
 
 /**
  * Turns anything thrown during a request into the contract's status and error envelope. Pure, so the
- * mapping is testable without a server. Nothing internal (stack, SQL, driver message) reaches the body
- * outside development; a constraint violation never echoes the offending value.
+ * mapping is testable without a server. Nothing internal (stack, SQL, driver message) ever reaches the
+ * body — an unexpected error is a bare 500 and its details go to the log — and a constraint violation
+ * never echoes the offending value.
  */
-export function toErrorResponse(error: unknown, options: { development?: boolean } = {}): ErrorResponse {
+export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof AppException) {
     return { status: error.statusCode, body: errorEnvelope(error.code, error.message, error.details) };
   }
@@ -59,9 +60,7 @@ export function toErrorResponse(error: unknown, options: { development?: boolean
   const status = fastifyError.statusCode;
   const code = mapped ?? (status && status >= 400 && status < 500 ? (STATUS_CODES[status] ?? 'BAD_REQUEST') : undefined);
   if (code) return { status: ERROR_CODES[code].status, body: errorEnvelope(code) };
-  const details: ErrorDetail[] =
-    options.development && error instanceof Error ? [{ message: `${error.name}: ${error.message}` }] : [];
-  return { status: 500, body: errorEnvelope('INTERNAL_ERROR', ERROR_CODES.INTERNAL_ERROR.message, details) };
+  return { status: 500, body: errorEnvelope('INTERNAL_ERROR') };
 }
 
 function validationPath(where: string, issue: ValidationIssue): string {
@@ -80,12 +79,12 @@ function constraintMessage(error: ConstraintViolationException): string {
 
 /**
  * Fastify error handler for Core apps (`app.setErrorHandler(appExceptionHandler)`): the contract's
- * envelope and status for every error. 5xx are logged with the error; the body stays generic unless
- * `ENVIRONMENT=development`.
+ * envelope and status for every error. A 5xx is logged with the full error (in development the pretty
+ * log shows it at once); its body stays generic in every environment — failing closed, so no
+ * configuration mistake can put internals in a response.
  */
 export function appExceptionHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const development = (process.env.ENVIRONMENT ?? 'development') === 'development';
-  const { status, body } = toErrorResponse(error, { development });
+  const { status, body } = toErrorResponse(error);
   if (status >= 500) request.log.error({ err: error }, 'request failed');
   void reply.code(status).type('application/json; charset=utf-8').send(body);
 }
