@@ -18,3 +18,4 @@ export * from './settings/index.js';
 export * from './logging/index.js';
 export * from './uow/index.js';
 export * from './search/index.js';
+export * from './migrations/index.js';

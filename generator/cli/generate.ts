@@ -1,0 +1,95 @@
+/**
+ * `core generate [module_name] [--dry-run]`
+ *
+ * Validates every manifest first (all problems of all files, with their JSON paths; nothing is
+ * written if one fails), regenerates each app (or the one named) in memory, then prints one line per
+ * file — CREATE / UPDATE / UNCHANGED / SKIP / CONFLICT — and writes. A file edited by hand is never
+ * overwritten (CONFLICT). With --dry-run the same lines say what would happen and nothing is
+ * written. When files changed, a migration for the schema change follows.
+ */
+import { Command } from 'commander';
+import { CliError } from './errors.js';
+import { projectRoot } from './context.js';
+import { info, printChanges, summarize, warn } from './output.js';
+import { moduleNameProblem } from '../project/names.js';
+import { appDir } from '../project/root.js';
+
+interface GenerateOptions {
+  dryRun?: boolean;
+  migration: boolean;
+}
+
+export function generateCommand(): Command {
+  return new Command('generate')
+    .description("regenerate every app (or one) from its manifest; hand edits are kept")
+    .argument('[module_name]', 'only this app (src/apps/<module_name>/)')
+    .option('--dry-run', 'print what would change; write nothing')
+    .option('--no-migration', 'do not write a migration afterwards')
+    .addHelpText(
+      'after',
+      `
+Each file is reported as CREATE, UPDATE, UNCHANGED, SKIP (yours, left alone) or CONFLICT
+(edited by hand since it was generated: left untouched; move the edit to a user-owned file or delete
+the file to regenerate it). A second run without manifest changes changes nothing.
+
+Examples:
+  core generate
+  core generate tasks --dry-run`,
+    )
+    .action(async (module: string | undefined, options: GenerateOptions) => runGenerate(module, options));
+}
+
+async function runGenerate(module: string | undefined, options: GenerateOptions): Promise<void> {
+  if (module !== undefined) {
+    const problem = moduleNameProblem(module);
+    if (problem) throw new CliError(problem);
+  }
+  const root = projectRoot();
+  const [{ Tree }, { ManagedFiles }, { loadManifests, manifestMap }, { generateApp }, { manifestSchemaFile }] = await Promise.all([
+    import('../engine/tree.js'),
+    import('../engine/managed-files.js'),
+    import('../project/manifests.js'),
+    import('../generators/app/index.js'),
+    import('../project/schema-file.js'),
+  ]);
+
+  const all = loadManifests(root); // throws with every problem of every manifest
+  if (all.length === 0) throw new CliError('no apps to generate: src/apps/ has no <module>/<module>.resource.json; add one with `core startapp <name>`');
+  const selected = module === undefined ? all : all.filter((entry) => entry.module === module);
+  if (selected.length === 0) {
+    throw new CliError(`no app named ${module}: ${appDir(module!)}/${module}.resource.json not found (apps: ${all.map((e) => e.module).join(', ')})`);
+  }
+
+  const manifests = manifestMap(all);
+  const tree = new Tree(root);
+  for (const entry of selected) {
+    await generateApp(tree, entry.manifest, { module: entry.module, dir: appDir(entry.module), manifestPath: entry.path, manifests });
+  }
+  const managed = new ManagedFiles(root);
+  const schemaFile = manifestSchemaFile();
+  managed.write(schemaFile.path, schemaFile.content);
+
+  if (options.dryRun) {
+    const planned = [...tree.changes(), ...managed.changes()].sort((a, b) => a.path.localeCompare(b.path));
+    printChanges(planned);
+    info(`Dry run: ${summarize(planned)}; nothing was written.`);
+    return;
+  }
+
+  const changes = [...tree.commit(), ...managed.commit()].sort((a, b) => a.path.localeCompare(b.path));
+  printChanges(changes);
+  info(summarize(changes));
+
+  // The schema file follows the CLI's version, not the manifests: it alone does not call for a migration.
+  const codeChanged = changes.some((c) => (c.kind === 'CREATE' || c.kind === 'UPDATE') && c.path !== schemaFile.path);
+  if (codeChanged && options.migration) {
+    const { writeMigrationAfterGenerate } = await import('./migration-step.js');
+    await writeMigrationAfterGenerate(root);
+  }
+
+  const conflicts = changes.filter((c) => c.kind === 'CONFLICT');
+  if (conflicts.length > 0) {
+    warn('a file in conflict keeps your edit and misses the manifest change; see each file\'s reason above');
+    throw new CliError(`${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in conflict left untouched: ${conflicts.map((c) => c.path).join(', ')}`, 2);
+  }
+}

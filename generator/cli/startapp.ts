@@ -1,0 +1,125 @@
+/**
+ * `core startapp <module_name> [--template]`
+ *
+ * Writes the app's manifest, generates its modules, registers its plugin in `src/main.ts` and then,
+ * when the project's dependencies are installed, writes the migration for its tables. Every file is
+ * computed in memory first; a problem anywhere (a taken name, a main.ts the edit cannot place, a
+ * conflict) leaves the project untouched.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import type { ManagedFiles } from '../engine/managed-files.js';
+import { CliError } from './errors.js';
+import { info, printChanges } from './output.js';
+import { moduleNameProblem } from '../project/names.js';
+import { appDir, MAIN_FILE, manifestPath } from '../project/root.js';
+import { projectRoot } from './context.js';
+
+interface StartAppOptions {
+  template?: boolean;
+  register: boolean;
+  migration: boolean;
+}
+
+export function startappCommand(): Command {
+  return new Command('startapp')
+    .description('add an app (a resource with its model, schemas, repository, service, router and plugin) to the project')
+    .argument('<module_name>', 'the app\'s folder under src/apps/, lower snake_case (e.g. tasks, order_items)')
+    .option('--template', "start from the seed's task resource (title, description, priority, is_completed, assignee_email)")
+    .option('--no-register', 'do not add the plugin to src/main.ts')
+    .option('--no-migration', 'do not write a migration afterwards')
+    .addHelpText(
+      'after',
+      `
+Without --template you are asked for the fields on a terminal; otherwise (no terminal) the manifest
+has only a uuid "id": add fields to src/apps/<module_name>/<module_name>.resource.json, then run
+\`core generate <module_name>\`.
+
+Examples:
+  core startapp tasks --template
+  core startapp order_items`,
+    )
+    .action(async (module: string, options: StartAppOptions) => runStartApp(module, options));
+}
+
+async function runStartApp(module: string, options: StartAppOptions): Promise<void> {
+  const problem = moduleNameProblem(module);
+  if (problem) throw new CliError(problem);
+  const root = projectRoot();
+  const dir = appDir(module);
+  if (existsSync(join(root, dir)) && readdirSync(join(root, dir)).length > 0) {
+    throw new CliError(`the app ${module} already exists (${dir}); edit ${manifestPath(module)} and run \`core generate ${module}\``);
+  }
+
+  const [{ Tree }, { ManagedFiles }, { validateManifest }, starter, { generateApp, appPlugin }, { loadManifests, manifestMap }, { manifestSchemaFile }] =
+    await Promise.all([
+      import('../engine/tree.js'),
+      import('../engine/managed-files.js'),
+      import('../manifest/validate.js'),
+      import('../project/starter-manifest.js'),
+      import('../generators/app/index.js'),
+      import('../project/manifests.js'),
+      import('../project/schema-file.js'),
+    ]);
+
+  let manifest;
+  if (options.template) manifest = starter.templateManifest(module);
+  else if (process.stdin.isTTY && process.stdout.isTTY) manifest = starter.manifestWithFields(module, await askFields(module));
+  else manifest = starter.minimalManifest(module);
+  const path = manifestPath(module);
+  manifest = validateManifest(manifest, path);
+
+  const others = loadManifests(root);
+  const taken = others.find((other) => other.manifest.name === manifest.name);
+  if (taken) throw new CliError(`the resource name "${manifest.name}" is already used by ${taken.path}; choose another module name`);
+  const manifests = manifestMap(others).set(manifest.name, manifest);
+
+  const tree = new Tree(root);
+  tree.write(path, starter.manifestText(manifest), 'refuse');
+  await generateApp(tree, manifest, { module, dir, manifestPath: path, manifests });
+
+  const managed = new ManagedFiles(root);
+  const schemaFile = manifestSchemaFile();
+  managed.write(schemaFile.path, schemaFile.content);
+  if (options.register) await registerInMain(managed, appPlugin(module));
+
+  const planned = [...tree.changes(), ...managed.changes()];
+  const conflicts = planned.filter((change) => change.kind === 'CONFLICT');
+  if (conflicts.length > 0) {
+    printChanges(conflicts);
+    throw new CliError(`${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in the way (see above): nothing was written`);
+  }
+  const changes = [...tree.commit(), ...managed.commit()].sort((a, b) => a.path.localeCompare(b.path));
+  printChanges(changes);
+
+  if (options.migration) {
+    const { writeMigrationAfterGenerate } = await import('./migration-step.js');
+    await writeMigrationAfterGenerate(root);
+  }
+  info('');
+  info(`App ${module} added. Edit ${path} and run \`core generate ${module}\` to regenerate; \`core run\` to serve it.`);
+}
+
+async function askFields(module: string) {
+  const { promptFields, PromptCancelled } = await import('../project/prompt-fields.js');
+  try {
+    return await promptFields(module);
+  } catch (error) {
+    if (error instanceof PromptCancelled) throw new CliError(error.message, 130);
+    throw error;
+  }
+}
+
+async function registerInMain(managed: ManagedFiles, plugin: { className: string; importPath: string }): Promise<void> {
+  const source = managed.read(MAIN_FILE);
+  if (source === null) throw new CliError(`${MAIN_FILE} not found: the plugin cannot be registered; restore it, or pass --no-register`);
+  const { registerPlugin, RegisterPluginError } = await import('../ast/register-plugin.js');
+  try {
+    // Written even when unchanged, so the output lists main.ts as UNCHANGED (already registered).
+    managed.write(MAIN_FILE, registerPlugin(source, plugin, MAIN_FILE).content, source);
+  } catch (error) {
+    if (error instanceof RegisterPluginError) throw new CliError(error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * One real project, installed from the npm registry: `core init demo` with its `npm install`
+ * (compiling better-sqlite3 takes a minute or two), then the checks only an installed project
+ * allows — one copy of the ORM and of Fastify, the project's own smoke test and type check, the
+ * migration runner, and the dev server. Needs network access to the registry. Slow: one install only.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORE_BIN, core, lines, tempDir } from '../helpers/cli.js';
+
+const INSTALL_TIMEOUT = 15 * 60_000;
+const dir = tempDir('core-e2e-');
+const project = join(dir.path, 'demo');
+let init: Awaited<ReturnType<typeof core>>;
+
+beforeAll(async () => {
+  init = await core(['init', 'demo'], { cwd: dir.path, timeoutMs: INSTALL_TIMEOUT });
+}, INSTALL_TIMEOUT);
+afterAll(() => dir.remove());
+
+/** Runs a tool in the project and returns its exit code and output. */
+function inProject(command: string, args: string[]): { code: number; output: string } {
+  // Without this runner's own VITEST_* variables, which would confuse the project's vitest.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY'));
+  const result = spawnSync(command, args, { cwd: project, encoding: 'utf8', env: { ...env, NO_COLOR: '1' } });
+  return { code: result.status ?? -1, output: `${result.stdout}\n${result.stderr}` };
+}
+
+/** Every installed copy of a package, found on disk (a nested copy would be a second instance). */
+function copiesOf(name: string, root = join(project, 'node_modules')): string[] {
+  const found: string[] = [];
+  const visit = (modules: string) => {
+    if (!existsSync(modules)) return;
+    if (existsSync(join(modules, name, 'package.json'))) found.push(join(modules, name));
+    for (const entry of readdirSync(modules, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
+      const packages = entry.name.startsWith('@') ? readdirSync(join(modules, entry.name)).map((p) => join(modules, entry.name, p)) : [join(modules, entry.name)];
+      for (const pkg of packages) visit(join(pkg, 'node_modules'));
+    }
+  };
+  visit(root);
+  return found;
+}
+
+describe('core init demo (real npm install)', () => {
+  it('installs with visible progress and exits 0', () => {
+    expect(init.stderr).toContain('Installing dependencies (npm install in ./demo');
+    expect(init.stderr).toMatch(/Dependencies installed in \d+ s\./);
+    expect(init.code).toBe(0);
+    expect(existsSync(join(project, 'package-lock.json'))).toBe(true);
+  });
+
+  it('has exactly one @mikro-orm/core and one fastify (npm ls and on disk)', () => {
+    const ls = inProject('npm', ['ls', '@mikro-orm/core', 'fastify', '--all', '--parseable']);
+    expect(ls.code).toBe(0);
+    const paths = new Set(lines(ls.output).filter((line) => line.startsWith('/')));
+    expect([...paths].filter((p) => p.endsWith('/@mikro-orm/core'))).toHaveLength(1);
+    expect([...paths].filter((p) => p.endsWith('/fastify'))).toHaveLength(1);
+    expect(copiesOf('@mikro-orm/core')).toEqual([join(project, 'node_modules/@mikro-orm/core')]);
+    expect(copiesOf('fastify')).toEqual([join(project, 'node_modules/fastify')]);
+  });
+
+  it("passes the project's own smoke test (npm test)", () => {
+    const test = inProject('npm', ['test']);
+    expect(test.output).toMatch(/Tests\s+3 passed/);
+    expect(test.code).toBe(0);
+  });
+
+  it('writes, applies and then finds no migration through the runner shipped in the runtime', async () => {
+    // A hand-written model (independent of the app generator): the runner loads it through src/main.ts.
+    writeFileSync(
+      join(project, 'src/note.ts'),
+      `import { randomUUID } from 'node:crypto';
+import { p } from '@mikro-orm/core';
+import { Base, defineModel } from '@core/runtime';
+
+export class Note extends Base {
+  static override readonly tableName = 'notes';
+  declare id: string;
+  declare text: string;
+}
+
+export const NoteSchema = defineModel(Note, {
+  id: p.uuid().primary().onCreate(() => randomUUID()),
+  text: p.string().length(500),
+});
+`,
+    );
+    const main = readFileSync(join(project, 'src/main.ts'), 'utf8');
+    writeFileSync(join(project, 'src/main.ts'), main.replace("import policies from './policies.json' with { type: 'json' };", "$&\nimport './note.js';"));
+
+    const make = await core(['makemigrations'], { cwd: project });
+    expect(make.code).toBe(0);
+    expect(make.stdout).toMatch(/^Created migrations\/sqlite\/Migration\d{14}\.ts \(1 statement\)$/m);
+    const files = readdirSync(join(project, 'migrations/sqlite'));
+    expect(files.filter((f) => f.endsWith('.ts'))).toHaveLength(1);
+    expect(files).toContain('.snapshot.json');
+
+    const again = await core(['makemigrations'], { cwd: project });
+    expect(again).toMatchObject({ code: 0, stdout: 'No changes in the models since the last migration: no migration written.\n' });
+    expect(readdirSync(join(project, 'migrations/sqlite'))).toEqual(files);
+
+    const up = await core(['migrate'], { cwd: project });
+    expect(up.code).toBe(0);
+    expect(up.stdout).toMatch(/^Applied Migration\d{14}$/m);
+    const upAgain = inProject('npm', ['run', '-s', 'migrate']);
+    expect(upAgain.output).toContain('No pending migrations: the database is up to date.');
+    expect(upAgain.code).toBe(0);
+  });
+
+  it('type-checks (npx tsc --noEmit), migrations included', () => {
+    const tsc = inProject('npx', ['tsc', '--noEmit']);
+    expect(tsc.output.trim()).toBe('');
+    expect(tsc.code).toBe(0);
+  });
+
+  it('core run serves the app, prints its URLs and leaves no process behind on SIGTERM', async () => {
+    const port = 18_000 + Math.floor(Math.random() * 2000);
+    const child = spawn(process.execPath, [CORE_BIN, 'run', '--port', String(port)], { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.resume();
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    try {
+      let health: unknown = null;
+      for (let i = 0; i < 100 && health === null; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        health = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.json() as Promise<unknown>, () => null);
+      }
+      expect(health).toEqual({ status: 'ok' });
+      expect(stdout).toContain(`API   http://127.0.0.1:${port}/`);
+      expect(stdout).toContain(`Docs  http://127.0.0.1:${port}/docs`);
+      const descendants = descendantsOf(child.pid!);
+      expect(descendants.length).toBeGreaterThan(0);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      for (let i = 0; i < 50 && descendants.some(isAlive); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(descendants.filter(isAlive)).toEqual([]);
+      expect(await fetch(`http://127.0.0.1:${port}/health`).then(() => 'up', () => 'down')).toBe('down');
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
+/** PIDs of every process below `pid` (Linux /proc). */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => (children.get(p) ?? []).forEach((c) => (out.push(c), walk(c)));
+  walk(pid);
+  return out;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

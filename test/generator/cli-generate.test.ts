@@ -1,0 +1,187 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { core, lines, snapshot, tempDir } from '../helpers/cli.js';
+
+const SLOW = 180_000;
+const dir = tempDir('core-generate-');
+let project: string;
+const TASKS_MANIFEST = 'src/apps/tasks/tasks.resource.json';
+
+beforeAll(async () => {
+  project = join(dir.path, 'shop');
+  expect((await core(['init', 'shop', '--no-install'], { cwd: dir.path })).code).toBe(0);
+  expect((await core(['startapp', 'tasks', '--template'], { cwd: project })).code).toBe(0);
+  expect((await core(['startapp', 'projects'], { cwd: project })).code).toBe(0);
+}, SLOW);
+afterAll(() => dir.remove());
+
+const path = (file: string) => join(project, file);
+const read = (file: string) => readFileSync(path(file), 'utf8');
+
+/** Runs `fn` with a manifest temporarily changed by `edit`. */
+async function withManifest(edit: (manifest: Record<string, unknown>) => void, fn: () => Promise<void>, file = TASKS_MANIFEST): Promise<void> {
+  const original = read(file);
+  const manifest = JSON.parse(original) as Record<string, unknown>;
+  edit(manifest);
+  writeFileSync(path(file), JSON.stringify(manifest, null, 2));
+  try {
+    await fn();
+  } finally {
+    writeFileSync(path(file), original);
+  }
+}
+
+describe('core generate', () => {
+  it('rerun without a manifest change: every file UNCHANGED, no file written', async () => {
+    const before = snapshot(project);
+    const result = await core(['generate'], { cwd: project });
+    expect(result.code).toBe(0);
+    expect(lines(result.stdout)).toEqual([
+      'UNCHANGED src/apps/projects/plugin.ts',
+      'UNCHANGED src/apps/resource.schema.json',
+      'UNCHANGED src/apps/tasks/plugin.ts',
+      '3 unchanged',
+    ]);
+    expect(result.stderr).toBe(''); // nothing changed: no migration step either
+    expect(snapshot(project)).toEqual(before);
+  });
+
+  it('one app only', async () => {
+    const result = await core(['generate', 'projects'], { cwd: project });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('UNCHANGED src/apps/projects/plugin.ts');
+    expect(result.stdout).not.toContain('src/apps/tasks/');
+  });
+
+  it('--dry-run reports what would change and writes nothing', async () => {
+    rmSync(path('src/apps/projects/plugin.ts'));
+    await withManifest(
+      (m) => (m.entity = 'Todo'),
+      async () => {
+        const before = snapshot(project);
+        const result = await core(['generate', '--dry-run'], { cwd: project });
+        expect(result.code).toBe(0);
+        expect(lines(result.stdout)).toEqual([
+          'CREATE    src/apps/projects/plugin.ts',
+          'UNCHANGED src/apps/resource.schema.json',
+          'UPDATE    src/apps/tasks/plugin.ts',
+          'Dry run: 1 created, 1 updated, 1 unchanged; nothing was written.',
+        ]);
+        expect(snapshot(project)).toEqual(before);
+      },
+    );
+    expect((await core(['generate'], { cwd: project })).code).toBe(0); // restores projects/plugin.ts
+  });
+
+  it('a manifest change rewrites the generated file and notes that no migration could be written', async () => {
+    await withManifest(
+      (m) => (m.entity = 'Todo'),
+      async () => {
+        const result = await core(['generate'], { cwd: project });
+        expect(result.code).toBe(0);
+        expect(result.stdout).toContain('UPDATE    src/apps/tasks/plugin.ts');
+        expect(read('src/apps/tasks/plugin.ts')).toContain('resource Todo');
+        expect(result.stderr).toMatch(/warning: no migration written/);
+      },
+    );
+    expect((await core(['generate'], { cwd: project })).stdout).toContain('UPDATE    src/apps/tasks/plugin.ts');
+  });
+
+  it('leaves a hand-edited generated file untouched and says CONFLICT (exit 2)', async () => {
+    const edited = `${read('src/apps/tasks/plugin.ts')}// my edit\n`;
+    writeFileSync(path('src/apps/tasks/plugin.ts'), edited);
+    try {
+      await withManifest(
+        (m) => (m.entity = 'Todo'),
+        async () => {
+          const result = await core(['generate'], { cwd: project });
+          expect(result.code).toBe(2);
+          expect(result.stdout).toMatch(/^CONFLICT {2}src\/apps\/tasks\/plugin\.ts: edited by hand since it was generated/m);
+          expect(lines(result.stderr).at(-1)).toBe('core: 1 file in conflict left untouched: src/apps/tasks/plugin.ts');
+          expect(read('src/apps/tasks/plugin.ts')).toBe(edited);
+        },
+      );
+    } finally {
+      rmSync(path('src/apps/tasks/plugin.ts'));
+      expect((await core(['generate'], { cwd: project })).code).toBe(0);
+    }
+  });
+});
+
+describe('core generate with invalid manifests: every problem with its JSON path, nothing written', () => {
+  it.each([
+    {
+      name: 'a wrong type',
+      edit: (m: Record<string, unknown>) => ((m.fields as Record<string, Record<string, unknown>>).title!.max_length = 'long'),
+      expected: ['core: src/apps/tasks/tasks.resource.json $.fields.title.max_length: expected integer, got "long"'],
+    },
+    {
+      name: 'an unknown field type and a bad entity name',
+      edit: (m: Record<string, unknown>) => {
+        (m.fields as Record<string, Record<string, unknown>>).priority!.type = 'varchar';
+        m.entity = 'task';
+      },
+      expected: [
+        expect.stringMatching(/^core: src\/apps\/tasks\/tasks\.resource\.json \$\.entity: "task" does not match/),
+        expect.stringMatching(/^core: src\/apps\/tasks\/tasks\.resource\.json \$\.fields\.priority\.type: expected one of "uuid", .*got "varchar"/),
+      ],
+    },
+    {
+      name: 'a relation to a resource that does not exist',
+      edit: (m: Record<string, unknown>) => (m.relations = { owner: { kind: 'many-to-one', target: 'users' } }),
+      expected: ['core: src/apps/tasks/tasks.resource.json $.relations.owner.target: no resource named "users" (known: projects, tasks); create it with `core startapp users`'],
+    },
+    {
+      name: 'a missing key',
+      edit: (m: Record<string, unknown>) => (m.fields = undefined),
+      expected: ['core: src/apps/tasks/tasks.resource.json $: missing required key "fields"'],
+    },
+  ])('$name', async ({ edit, expected }) => {
+    // The other app's generated file is gone: a run that wrote anything would bring it back.
+    rmSync(path('src/apps/projects/plugin.ts'));
+    try {
+      await withManifest(edit, async () => {
+        const before = snapshot(project);
+        const result = await core(['generate'], { cwd: project });
+        expect(result.code).toBe(1);
+        expect(lines(result.stderr)).toEqual([...expected, 'core: the manifest is invalid: nothing was written']);
+        expect(result.stdout).toBe('');
+        expect(snapshot(project)).toEqual(before);
+      });
+    } finally {
+      expect((await core(['generate'], { cwd: project })).code).toBe(0);
+    }
+  });
+
+  it('reports the problems of several manifests at once', async () => {
+    await withManifest(
+      (m) => (m.name = 'Projects'),
+      () =>
+        withManifest(
+          (m) => (m.prefix = 'tasks'),
+          async () => {
+            const result = await core(['generate', '--dry-run'], { cwd: project });
+            expect(result.code).toBe(1);
+            expect(lines(result.stderr)).toEqual([
+              expect.stringMatching(/^core: src\/apps\/projects\/projects\.resource\.json \$\.name: "Projects" does not match/),
+              expect.stringMatching(/^core: src\/apps\/tasks\/tasks\.resource\.json \$\.prefix: "tasks" does not match/),
+              'core: 2 manifests are invalid: nothing was written',
+            ]);
+          },
+        ),
+      'src/apps/projects/projects.resource.json',
+    );
+  });
+});
+
+describe('core generate refuses', () => {
+  it.each([
+    ['an unknown app', ['generate', 'users'], 'core: no app named users: src/apps/users/users.resource.json not found (apps: projects, tasks)'],
+    ['an invalid module name', ['generate', 'Users'], expect.stringMatching(/^core: invalid module name "Users"/)],
+  ])('%s', async (_case, args, message) => {
+    const result = await core(args, { cwd: project });
+    expect(result.code).toBe(1);
+    expect(lines(result.stderr)).toEqual([message]);
+  });
+});

@@ -1,0 +1,206 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { core, lines, snapshot, tempDir } from '../helpers/cli.js';
+
+// The first `core init` of a run may build and pack the runtime package (tsc): allow for it.
+const SLOW = 180_000;
+
+interface PackageJson {
+  name: string;
+  type: string;
+  engines: Record<string, string>;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  overrides: Record<string, string>;
+  allowScripts: Record<string, boolean>;
+}
+
+const dir = tempDir('core-init-');
+afterAll(() => dir.remove());
+
+describe('core init <name> --no-install', () => {
+  let project: string;
+  let stdout: string;
+
+  beforeAll(async () => {
+    const result = await core(['init', 'demo', '--no-install'], { cwd: dir.path });
+    expect(result.stderr).not.toMatch(/^core:/m);
+    expect(result.code).toBe(0);
+    stdout = result.stdout;
+    project = join(dir.path, 'demo');
+  }, SLOW);
+
+  const read = (path: string) => readFileSync(join(project, path), 'utf8');
+
+  it('creates exactly the project layout and lists every file', () => {
+    const files = [...snapshot(project).keys()];
+    const tarball = files.find((f) => f.startsWith('vendor/'))!;
+    expect(tarball).toMatch(/^vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/);
+    expect(files).toEqual(
+      [
+        '.env',
+        '.env.example',
+        '.gitignore',
+        'README.md',
+        'dev.db',
+        'package.json',
+        'src/apps/.gitkeep',
+        'src/main.ts',
+        'src/policies.json',
+        'test/smoke.test.ts',
+        'tsconfig.build.json',
+        'tsconfig.json',
+        tarball,
+      ].sort((a, b) => a.localeCompare(b)),
+    );
+    for (const file of files) expect(stdout).toContain(`CREATE    demo/${file}`);
+    expect(readdirSync(dir.path)).toEqual(['demo']); // no staging folder left behind
+  });
+
+  it('writes .env with a 64-hex SECRET_KEY (private file) and .env.example without it', () => {
+    const env = parseEnv(read('.env'));
+    expect(env).toMatchObject({ ENVIRONMENT: 'development', PROJECT_NAME: 'demo', DATABASE_URL: 'sqlite:./dev.db' });
+    expect(env.SECRET_KEY).toMatch(/^[0-9a-f]{64}$/);
+    expect(statSync(join(project, '.env')).mode & 0o777).toBe(0o600);
+    const example = parseEnv(read('.env.example'));
+    expect(example).toMatchObject({ ENVIRONMENT: 'development', PROJECT_NAME: 'demo', DATABASE_URL: 'sqlite:./dev.db', SECRET_KEY: '' });
+    expect(read('.env.example')).not.toContain(env.SECRET_KEY!);
+    expect(read('.gitignore').split('\n')).toEqual(expect.arrayContaining(['.env', 'node_modules/', '*.db']));
+  });
+
+  it('writes a package.json with exact pins, the vendored runtime and the npm settings native builds need', () => {
+    const pkg = JSON.parse(read('package.json')) as PackageJson;
+    expect(pkg).toMatchObject({ name: 'demo', type: 'module', engines: { node: '>=20.19.0' } });
+    expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['dev', 'start', 'build', 'test', 'typecheck', 'migrate', 'makemigrations']));
+    const runtime = pkg.dependencies['@core/runtime'];
+    expect(runtime).toMatch(/^file:vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/);
+    expect(existsSync(join(project, runtime!.slice('file:'.length)))).toBe(true);
+    for (const [name, version] of Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })) {
+      if (name !== '@core/runtime') expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
+    }
+    expect(pkg.dependencies).toMatchObject({ fastify: '5.12.8', '@mikro-orm/core': '6.6.16', '@mikro-orm/migrations': '6.6.16', 'better-sqlite3': '12.11.1' });
+    expect(pkg.overrides).toEqual({ 'better-sqlite3': '12.11.1' });
+    expect(pkg.allowScripts).toMatchObject({ 'better-sqlite3': true, esbuild: true });
+  });
+
+  it('packs the built runtime (dist, migration runner) and no sources into the tarball', () => {
+    const tarball = readdirSync(join(project, 'vendor'))[0]!;
+    const entries = execFileSync('tar', ['-tzf', join(project, 'vendor', tarball)], { encoding: 'utf8' }).split('\n');
+    expect(entries).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/migrations/cli.js']));
+    expect(entries.filter((e) => e.startsWith('package/src/') || e.endsWith('.test.js'))).toEqual([]);
+  });
+
+  it('writes an empty SQLite file, the contract policies and an empty apps folder', () => {
+    expect(statSync(join(project, 'dev.db')).size).toBe(0);
+    expect(JSON.parse(read('src/policies.json'))).toEqual({
+      roles: {
+        admin: { permissions: ['*'], restricted_fields: [] },
+        viewer: { permissions: ['tasks:view', 'tasks:listview'], restricted_fields: ['tasks.assignee_email'] },
+        anonymous: { permissions: [], restricted_fields: [] },
+      },
+    });
+    expect(readdirSync(join(project, 'src/apps'))).toEqual(['.gitkeep']);
+  });
+
+  it('wires src/main.ts in the seven steps, in order, and exports buildApp', () => {
+    const main = read('src/main.ts');
+    expect(main).toMatch(/export async function buildApp\(/);
+    const steps = [
+      'setupLogging(',
+      'dbManager.initApp(settings.databaseUrl, settings.isDevelopment',
+      'new Kernel(',
+      'registerDbEventDispatcher(kernel.dispatcher)',
+      'Fastify({',
+      'app.register(kernel.lifespan)',
+      'app.register(swagger',
+      'kernel.setup(app)',
+      'app.register(ScopedDependencyMiddleware)',
+      'app.register(RequestLogMiddleware)',
+      'app.register(coreContextPlugin, { secret: settings.secretKey, policies })',
+      'useCoreRequest(app)',
+      'app.setErrorHandler(appExceptionHandler)',
+      'app.setNotFoundHandler(notFoundHandler)',
+      "app.get('/health'",
+      'app.listen(',
+    ];
+    const positions = steps.map((step) => main.indexOf(step));
+    steps.forEach((step, i) => expect(positions[i], step).toBeGreaterThan(-1));
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    expect(main).not.toMatch(/\{\{|\}\}/); // nothing left of the template
+  });
+
+  it('writes the smoke test against buildApp and a README', () => {
+    expect(read('test/smoke.test.ts')).toContain("import { buildApp } from '../src/main.js'");
+    expect(read('README.md')).toMatch(/^# demo$/m);
+    expect(read('README.md')).toContain('sqlite:./dev.db');
+  });
+
+  it('says what to do next', () => {
+    expect(stdout).toMatch(/cd demo\n\s+npm install\n\s+core startapp tasks --template\n\s+core run/);
+  });
+});
+
+describe('core init, other cases', () => {
+  it('gives every project its own secret', async () => {
+    const a = await core(['init', 'one', '--no-install'], { cwd: dir.path });
+    const b = await core(['init', 'two', '--no-install'], { cwd: dir.path });
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const secret = (name: string) => parseEnv(readFileSync(join(dir.path, name, '.env'), 'utf8')).SECRET_KEY;
+    expect(secret('one')).toMatch(/^[0-9a-f]{64}$/);
+    expect(secret('one')).not.toBe(secret('two'));
+  }, SLOW);
+
+  it('--db postgres points DATABASE_URL at PostgreSQL, writes no dev.db and explains the database in the README', async () => {
+    const result = await core(['init', 'shop', '--db', 'postgres', '--no-install'], { cwd: dir.path });
+    expect(result.code).toBe(0);
+    const project = join(dir.path, 'shop');
+    expect(parseEnv(readFileSync(join(project, '.env'), 'utf8')).DATABASE_URL).toBe('postgresql://postgres@127.0.0.1:5432/shop');
+    expect(existsSync(join(project, 'dev.db'))).toBe(false);
+    expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('createdb -h 127.0.0.1 -U postgres shop');
+  }, SLOW);
+
+  it('accepts an existing empty folder', async () => {
+    mkdirSync(join(dir.path, 'empty'));
+    const result = await core(['init', 'empty', '--no-install'], { cwd: dir.path });
+    expect(result.code).toBe(0);
+    expect(existsSync(join(dir.path, 'empty', 'src', 'main.ts'))).toBe(true);
+  }, SLOW);
+
+  it('refuses a folder that is not empty and writes nothing', async () => {
+    mkdirSync(join(dir.path, 'taken'));
+    writeFileSync(join(dir.path, 'taken', 'notes.txt'), 'mine\n');
+    const before = snapshot(dir.path);
+    const result = await core(['init', 'taken', '--no-install'], { cwd: dir.path });
+    expect(result.code).toBe(1);
+    expect(lines(result.stderr)).toEqual(['core: ./taken already exists and is not empty; choose another name or remove that folder']);
+    expect(snapshot(dir.path)).toEqual(before);
+  });
+
+  it.each([
+    ['Demo', /invalid project name "Demo"/],
+    ['1app', /invalid project name "1app"/],
+    ['my app', /invalid project name "my app"/],
+    ['a--b', /invalid project name "a--b"/],
+    ['../escape', /invalid project name "..\/escape"/],
+    ['node_modules', /invalid project name "node_modules"/],
+    ['x'.repeat(64), /at most 63 characters/],
+  ])('refuses the name %j with one line and writes nothing', async (name, message) => {
+    const before = snapshot(dir.path);
+    const result = await core(['init', name, '--no-install'], { cwd: dir.path });
+    expect(result.code).toBe(1);
+    expect(lines(result.stderr)).toHaveLength(1);
+    expect(result.stderr).toMatch(message);
+    expect(snapshot(dir.path)).toEqual(before);
+  });
+
+  it('refuses an unknown --db', async () => {
+    const result = await core(['init', 'x', '--db', 'mysql', '--no-install'], { cwd: dir.path });
+    expect(result.code).toBe(1);
+    expect(lines(result.stderr)).toEqual([expect.stringMatching(/argument 'mysql' is invalid. Allowed choices are sqlite, postgres/)]);
+    expect(existsSync(join(dir.path, 'x'))).toBe(false);
+  });
+});
