@@ -202,10 +202,8 @@ export class DatabaseManager {
   async initApp(dbUrl: string, echo = false, options: InitOptions = {}): Promise<Database> {
     const target = parseDatabaseUrl(dbUrl);
     const logger = options.logger ?? silentLogger;
+    // A project without apps yet has no models: the database still opens (health checks, migrations).
     const entities = options.entities ?? registeredModels();
-    if (entities.length === 0) {
-      throw new Error('dbManager.initApp found no models: import your apps (or pass options.entities) before calling it');
-    }
     const orm = await MikroORM.init({
       ...(await driverOptions(target)),
       entities,
