@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  Container,
+  CONTEXT_RESOLVER,
   assertPermission,
   ContextResolver,
   JwtContextResolver,
@@ -250,6 +252,19 @@ describe('replaceable resolver', () => {
     const me = (await custom.inject({ url: '/whoami', headers })).json<WhoAmI>();
     expect(me).toMatchObject({ sub, reason });
     expect((await custom.inject({ url: '/guard?action=tasks:view', headers })).statusCode).toBe(status);
+  });
+
+  it('can be registered in the container instead of passed as an option', async () => {
+    const registry = new Container().singleton(CONTEXT_RESOLVER, { useClass: ApiKeyResolver });
+    const app = await buildApp({ container: registry, secret: SECRET, policies: POLICIES });
+    try {
+      const me = (await app.inject({ url: '/whoami', headers: { 'x-api-key': 'k-123' } })).json<WhoAmI>();
+      expect(me.sub).toBe('svc');
+      // The registered resolver wins over the JWT default that secret + policies would build.
+      expect((await app.inject({ url: '/whoami', headers: bearer(tokenFor('admin')) })).json<WhoAmI>().sub).toBeNull();
+    } finally {
+      await app.close();
+    }
   });
 
   it('a resolver crash fails the request (500) instead of running it as anonymous', async () => {

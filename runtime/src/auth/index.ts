@@ -6,5 +6,5 @@ export { ACCESS_TOKEN_COOKIE, extractCredential, readCookie } from './credential
 export type { Credential } from './credentials.js';
 export { ContextResolver, JwtContextResolver } from './resolver.js';
 export type { JwtContextResolverOptions } from './resolver.js';
-export { assertPermission, coreContextPlugin } from './plugin.js';
+export { assertPermission, CONTEXT_RESOLVER, coreContextPlugin } from './plugin.js';
 export type { CoreAuthState, CoreContextPluginOptions } from './plugin.js';

@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
+import { container, createToken, type Container, type InjectionToken } from '../container/index.js';
 import { hasPermission, runWithContext, type CoreContext } from '../context/context.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { PolicyDocument, PolicySet } from './policies.js';
@@ -24,10 +25,13 @@ declare module 'fastify' {
 
 export interface CoreContextPluginOptions {
   /**
-   * A custom resolver (sessions, OIDC…). Without it a `JwtContextResolver` is built from `secret` and
-   * `policies`. (Registering a resolver in the DI container is planned as an alternative.)
+   * A custom resolver (sessions, OIDC…). Without it, one registered in the DI container under
+   * `CONTEXT_RESOLVER` is used (`container.singleton(CONTEXT_RESOLVER, { useClass: MyResolver })`), and
+   * without that a `JwtContextResolver` is built from `secret` and `policies`.
    */
   resolver?: ContextResolver;
+  /** Where to look for a registered resolver; the default container. */
+  container?: Container;
   /** `SECRET_KEY`, for the default JWT resolver. */
   secret?: string;
   /** Policies (object, `PolicySet` or path of `policies.json`), for the default JWT resolver. */
@@ -35,6 +39,9 @@ export interface CoreContextPluginOptions {
   /** Verified-token cache size of the default resolver (0 = off). */
   tokenCacheSize?: number;
 }
+
+/** The container token under which an app may register its own `ContextResolver`. */
+export const CONTEXT_RESOLVER: InjectionToken<ContextResolver> = createToken<ContextResolver>('ContextResolver');
 
 /**
  * Resolves the caller once per request and runs the rest of the request inside that context
@@ -50,7 +57,8 @@ export interface CoreContextPluginOptions {
 const coreContext: FastifyPluginCallback<CoreContextPluginOptions> = (app, options, done) => {
   let resolver: ContextResolver;
   try {
-    resolver = options.resolver ?? defaultResolver(options);
+    const registry = options.container ?? container;
+    resolver = options.resolver ?? (registry.has(CONTEXT_RESOLVER) ? registry.resolve(CONTEXT_RESOLVER) : defaultResolver(options));
   } catch (error) {
     done(error as Error);
     return;
