@@ -61,9 +61,10 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
   }
 
   const manifests = manifestMap(all);
+  const modules = new Map(all.map((entry) => [entry.manifest.name, entry.module]));
   const tree = new Tree(root);
   for (const entry of selected) {
-    await generateApp(tree, entry.manifest, { module: entry.module, dir: appDir(entry.module), manifestPath: entry.path, manifests });
+    await generateApp(tree, entry.manifest, { module: entry.module, dir: appDir(entry.module), manifestPath: entry.path, manifests, modules });
   }
   const managed = new ManagedFiles(root);
   const schemaFile = manifestSchemaFile();

@@ -77,7 +77,8 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
 
   const tree = new Tree(root);
   tree.write(path, starter.manifestText(manifest), 'refuse');
-  await generateApp(tree, manifest, { module, dir, manifestPath: path, manifests });
+  const modules = new Map([...others.map((other) => [other.manifest.name, other.module] as const), [manifest.name, module]]);
+  await generateApp(tree, manifest, { module, dir, manifestPath: path, manifests, modules, template: options.template === true });
 
   const managed = new ManagedFiles(root);
   const schemaFile = manifestSchemaFile();

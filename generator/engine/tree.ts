@@ -7,13 +7,15 @@
  *   file on disk was edited by hand (its checksum header no longer matches its body); then it is left
  *   untouched and reported as a CONFLICT, so a hand edit is never destroyed.
  * - `user`: created once, then the user's (SKIP when it exists).
+ * - `sync`: a user-owned file whose new content was computed from its current content (an edit of
+ *   the few values the manifest decides, such as a router's prefix): UPDATE when it differs.
  * - `refuse`: must not exist yet (e.g. `core init` into a folder that has the file).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 
-export type OverwriteRule = 'generated' | 'user' | 'refuse';
+export type OverwriteRule = 'generated' | 'user' | 'sync' | 'refuse';
 export type ChangeKind = 'CREATE' | 'UPDATE' | 'UNCHANGED' | 'SKIP' | 'CONFLICT';
 
 export interface Change {
@@ -27,6 +29,8 @@ export interface Change {
 interface PendingWrite {
   content: string;
   rule: OverwriteRule;
+  /** Why a `user` file is skipped, when there is more to say than "it is yours". */
+  reason?: string;
 }
 
 /** First line of every generator-owned file; the checksum covers everything after that line. */
@@ -69,8 +73,9 @@ export class Tree {
     return this.read(path) !== null;
   }
 
-  write(path: string, content: string, rule: OverwriteRule): void {
-    this.pending.set(normalize(path), { content, rule });
+  /** `reason` explains a SKIP of a `user` file (e.g. a value that could not be kept in sync). */
+  write(path: string, content: string, rule: OverwriteRule, reason?: string): void {
+    this.pending.set(normalize(path), reason === undefined ? { content, rule } : { content, rule, reason });
   }
 
   /** What committing would do, file by file, in path order. Reads the disk, writes nothing. */
@@ -80,14 +85,16 @@ export class Tree {
       .map(([path, write]) => this.classify(path, write));
   }
 
-  private classify(path: string, { content, rule }: PendingWrite): Change {
+  private classify(path: string, { content, rule, reason }: PendingWrite): Change {
     const abs = this.abs(path);
     if (!existsSync(abs)) return { path, kind: 'CREATE' };
     const current = readFileSync(abs, 'utf8');
     if (current === content) return { path, kind: 'UNCHANGED' };
     switch (rule) {
       case 'user':
-        return { path, kind: 'SKIP', reason: 'exists; it is yours to edit' };
+        return { path, kind: 'SKIP', reason: reason ?? 'exists; it is yours to edit' };
+      case 'sync':
+        return { path, kind: 'UPDATE' };
       case 'refuse':
         return { path, kind: 'CONFLICT', reason: 'already exists' };
       case 'generated':

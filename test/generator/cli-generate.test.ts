@@ -32,17 +32,24 @@ async function withManifest(edit: (manifest: Record<string, unknown>) => void, f
   }
 }
 
+const APP_FILES = ['models.ts', 'plugin.ts', 'repositories.ts', 'routers.ts', 'schemas.ts', 'services.ts'];
+/** Every file `core generate` writes for the two apps, in the order it prints them. */
+const ALL_FILES = [
+  ...APP_FILES.map((f) => `src/apps/projects/${f}`),
+  'src/apps/resource.schema.json',
+  ...APP_FILES.map((f) => `src/apps/tasks/${f}`),
+  'test/apps/projects.test.ts',
+  'test/apps/tasks.test.ts',
+];
+/** Adds a nullable `notes` field to the tasks manifest. */
+const addNotes = (m: Record<string, unknown>) => ((m.fields as Record<string, unknown>).notes = { type: 'text', nullable: true });
+
 describe('core generate', () => {
   it('rerun without a manifest change: every file UNCHANGED, no file written', async () => {
     const before = snapshot(project);
     const result = await core(['generate'], { cwd: project });
     expect(result.code).toBe(0);
-    expect(lines(result.stdout)).toEqual([
-      'UNCHANGED src/apps/projects/plugin.ts',
-      'UNCHANGED src/apps/resource.schema.json',
-      'UNCHANGED src/apps/tasks/plugin.ts',
-      '3 unchanged',
-    ]);
+    expect(lines(result.stdout)).toEqual([...ALL_FILES.map((f) => `UNCHANGED ${f}`), `${ALL_FILES.length} unchanged`]);
     expect(result.stderr).toBe(''); // nothing changed: no migration step either
     expect(snapshot(project)).toEqual(before);
   });
@@ -50,60 +57,51 @@ describe('core generate', () => {
   it('one app only', async () => {
     const result = await core(['generate', 'projects'], { cwd: project });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('UNCHANGED src/apps/projects/plugin.ts');
+    expect(result.stdout).toContain('UNCHANGED src/apps/projects/models.ts');
     expect(result.stdout).not.toContain('src/apps/tasks/');
   });
 
   it('--dry-run reports what would change and writes nothing', async () => {
-    rmSync(path('src/apps/projects/plugin.ts'));
-    await withManifest(
-      (m) => (m.entity = 'Todo'),
-      async () => {
-        const before = snapshot(project);
-        const result = await core(['generate', '--dry-run'], { cwd: project });
-        expect(result.code).toBe(0);
-        expect(lines(result.stdout)).toEqual([
-          'CREATE    src/apps/projects/plugin.ts',
-          'UNCHANGED src/apps/resource.schema.json',
-          'UPDATE    src/apps/tasks/plugin.ts',
-          'Dry run: 1 created, 1 updated, 1 unchanged; nothing was written.',
-        ]);
-        expect(snapshot(project)).toEqual(before);
-      },
-    );
-    expect((await core(['generate'], { cwd: project })).code).toBe(0); // restores projects/plugin.ts
+    rmSync(path('src/apps/projects/models.ts'));
+    await withManifest(addNotes, async () => {
+      const before = snapshot(project);
+      const result = await core(['generate', '--dry-run'], { cwd: project });
+      expect(result.code).toBe(0);
+      const out = lines(result.stdout);
+      expect(out).toContain('CREATE    src/apps/projects/models.ts');
+      expect(out).toContain('UPDATE    src/apps/tasks/models.ts');
+      expect(out).toContain('UPDATE    src/apps/tasks/schemas.ts');
+      expect(out).toContain('UNCHANGED src/apps/tasks/services.ts');
+      expect(out.at(-1)).toMatch(/^Dry run: 1 created, \d+ updated, \d+ unchanged; nothing was written\.$/);
+      expect(snapshot(project)).toEqual(before);
+    });
+    expect((await core(['generate'], { cwd: project })).code).toBe(0); // restores projects/models.ts
   });
 
-  it('a manifest change rewrites the generated file and notes that no migration could be written', async () => {
-    await withManifest(
-      (m) => (m.entity = 'Todo'),
-      async () => {
-        const result = await core(['generate'], { cwd: project });
-        expect(result.code).toBe(0);
-        expect(result.stdout).toContain('UPDATE    src/apps/tasks/plugin.ts');
-        expect(read('src/apps/tasks/plugin.ts')).toContain('resource Todo');
-        expect(result.stderr).toMatch(/warning: no migration written/);
-      },
-    );
-    expect((await core(['generate'], { cwd: project })).stdout).toContain('UPDATE    src/apps/tasks/plugin.ts');
+  it('a manifest change rewrites the generated files and notes that no migration could be written', async () => {
+    await withManifest(addNotes, async () => {
+      const result = await core(['generate'], { cwd: project });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('UPDATE    src/apps/tasks/models.ts');
+      expect(read('src/apps/tasks/models.ts')).toContain('declare notes: string | null;');
+      expect(result.stderr).toMatch(/warning: no migration written/);
+    });
+    expect((await core(['generate'], { cwd: project })).stdout).toContain('UPDATE    src/apps/tasks/models.ts');
   });
 
   it('leaves a hand-edited generated file untouched and says CONFLICT (exit 2)', async () => {
-    const edited = `${read('src/apps/tasks/plugin.ts')}// my edit\n`;
-    writeFileSync(path('src/apps/tasks/plugin.ts'), edited);
+    const edited = `${read('src/apps/tasks/models.ts')}// my edit\n`;
+    writeFileSync(path('src/apps/tasks/models.ts'), edited);
     try {
-      await withManifest(
-        (m) => (m.entity = 'Todo'),
-        async () => {
-          const result = await core(['generate'], { cwd: project });
-          expect(result.code).toBe(2);
-          expect(result.stdout).toMatch(/^CONFLICT {2}src\/apps\/tasks\/plugin\.ts: edited by hand since it was generated/m);
-          expect(lines(result.stderr).at(-1)).toBe('core: 1 file in conflict left untouched: src/apps/tasks/plugin.ts');
-          expect(read('src/apps/tasks/plugin.ts')).toBe(edited);
-        },
-      );
+      await withManifest(addNotes, async () => {
+        const result = await core(['generate'], { cwd: project });
+        expect(result.code).toBe(2);
+        expect(result.stdout).toMatch(/^CONFLICT {2}src\/apps\/tasks\/models\.ts: edited by hand since it was generated/m);
+        expect(lines(result.stderr).at(-1)).toBe('core: 1 file in conflict left untouched: src/apps/tasks/models.ts');
+        expect(read('src/apps/tasks/models.ts')).toBe(edited);
+      });
     } finally {
-      rmSync(path('src/apps/tasks/plugin.ts'));
+      rmSync(path('src/apps/tasks/models.ts'));
       expect((await core(['generate'], { cwd: project })).code).toBe(0);
     }
   });
@@ -139,7 +137,7 @@ describe('core generate with invalid manifests: every problem with its JSON path
     },
   ])('$name', async ({ edit, expected }) => {
     // The other app's generated file is gone: a run that wrote anything would bring it back.
-    rmSync(path('src/apps/projects/plugin.ts'));
+    rmSync(path('src/apps/projects/models.ts'));
     try {
       await withManifest(edit, async () => {
         const before = snapshot(project);

@@ -2,6 +2,7 @@ import { MikroORM, TransactionContext, type EntitySchema, type Options } from '@
 import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { registeredModels } from './base.js';
+import { applySqliteForeignKeyFix } from './sqlite-foreign-key-fix.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -242,6 +243,7 @@ export const dbManager = new DatabaseManager();
 
 async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> {
   if (target.dialect === 'sqlite') {
+    applySqliteForeignKeyFix();
     const { BetterSqliteDriver } = await importDriver<typeof import('@mikro-orm/better-sqlite')>('@mikro-orm/better-sqlite');
     const onDisk = target.dbName !== ':memory:';
     return {

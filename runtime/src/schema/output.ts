@@ -46,7 +46,9 @@ function nodeSchema(node: OutputNode): Json {
   for (const relation of node.relations) {
     properties[relation.name] = relation.many ? { type: 'array', items: { $ref: ref(relation.node) } } : { $ref: ref(relation.node) };
   }
-  return { type: ['object', 'null'], properties };
+  // `nullable`, not `type: ['object', 'null']`: fast-json-stringify copies a multi-type schema per type,
+  // which defeats its recursion guard, so a cycle of to-one relations (users ↔ profiles) would overflow.
+  return { type: 'object', nullable: true, properties };
 }
 
 function ref(node: OutputNode): string {

@@ -1,0 +1,101 @@
+/**
+ * Generated apps compile and work in a project: the relation graph (every relation kind, across six
+ * apps), every field type and the minimal app, generated into one temporary project that uses this
+ * repository's node_modules and the runtime's source (`@core/runtime` → runtime/src/index.ts). One
+ * `tsc --noEmit` with the project's own tsconfig, then the project's generated endpoint tests (vitest,
+ * in-memory SQLite) — what `npm test` runs in a real project.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Type } from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextSchema, SYSTEM_CONTEXT } from '@core/runtime';
+import { render } from '../../generator/engine/render.js';
+import { REPO_ROOT } from '../helpers/cli.js';
+import { GOLDEN_DIR, runGoldenCase } from './golden-runner.js';
+
+const GRAPH = ['projects', 'tasks', 'comments', 'labels', 'users', 'profiles'];
+const OTHERS = ['samples', 'notes'];
+const RUNTIME_ENTRY = join(REPO_ROOT, 'runtime/src/index.ts');
+const root = mkdtempSync(join(tmpdir(), 'core-app-typecheck-'));
+
+beforeAll(async () => {
+  cpSync(join(GOLDEN_DIR, 'relation-graph/input'), root, { recursive: true });
+  cpSync(join(GOLDEN_DIR, 'every-field-type/input/src/apps/samples'), join(root, 'src/apps/samples'), { recursive: true });
+  cpSync(join(GOLDEN_DIR, 'minimal/input/src/apps/notes'), join(root, 'src/apps/notes'), { recursive: true });
+  await runGoldenCase(root, { description: '', command: 'startapp', apps: [...GRAPH, ...OTHERS] });
+
+  writeFileSync(join(root, 'package.json'), `${JSON.stringify({ name: 'typecheck', private: true, type: 'module' }, null, 2)}\n`);
+  const tsconfig = JSON.parse(render('project/tsconfig.json.hbs', {})) as { compilerOptions: Record<string, unknown> };
+  tsconfig.compilerOptions.noEmit = true;
+  tsconfig.compilerOptions.paths = { '@core/runtime': [RUNTIME_ENTRY] };
+  writeFileSync(join(root, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  writeFileSync(
+    join(root, 'vitest.config.ts'),
+    `import { defineConfig } from 'vitest/config';\n\nexport default defineConfig({ resolve: { alias: { '@core/runtime': ${JSON.stringify(RUNTIME_ENTRY)} } } });\n`,
+  );
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
+}, 60_000);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Runs a node script of the repository's node_modules in the project; resolves with its exit code and output. */
+function run(script: string, args: string[]): Promise<{ code: number; output: string }> {
+  // Without this runner's VITEST_* variables, which would make the inner vitest think it is a worker.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST')));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', script), ...args], { cwd: root, env: { ...env, NO_COLOR: '1' } });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code: code ?? -1, output }));
+  });
+}
+
+/**
+ * The runtime's serializer overflows the stack on a cycle made of to-one relations only (here
+ * users.profile ↔ profiles.user), which every schema of the graph reaches. Known runtime bug (see
+ * generator/README.md); the graph's endpoint tests run as soon as it is fixed.
+ */
+function toOneCycleBreaksSerializer(): boolean {
+  class A extends ContextSchema {
+    static override readonly __model__ = 'cycle_a';
+    static override readonly fields = Type.Object({ id: Type.String() });
+    static override readonly relations = { b: { schema: () => B, many: false } } as const;
+  }
+  class B extends ContextSchema {
+    static override readonly __model__ = 'cycle_b';
+    static override readonly fields = Type.Object({ id: Type.String() });
+    static override readonly relations = { a: { schema: () => A, many: false } } as const;
+  }
+  try {
+    A.serializer(SYSTEM_CONTEXT)({ id: 'a' });
+    return false;
+  } catch (error) {
+    return error instanceof RangeError;
+  }
+}
+
+describe('generated apps in a project', () => {
+  it('type-check: tsc --noEmit with the project tsconfig reports nothing', async () => {
+    const tsc = await run('typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json']);
+    expect(tsc.output.trim()).toBe('');
+    expect(tsc.code).toBe(0);
+    expect(readFileSync(join(root, 'src/main.ts'), 'utf8')).toContain('kernel.addPlugin(new ProfilesPlugin());');
+  }, 120_000);
+
+  it('pass their own generated endpoint tests (every field type, the minimal app)', async () => {
+    const tests = await run('vitest/vitest.mjs', ['run', ...OTHERS.map((m) => `test/apps/${m}.test.ts`)]);
+    expect(tests.output).toMatch(/Tests\s+16 passed \(16\)/);
+    expect(tests.code).toBe(0);
+  }, 120_000);
+
+  it.skipIf(toOneCycleBreaksSerializer())('pass their own generated endpoint tests (the relation graph)', async () => {
+    const tests = await run('vitest/vitest.mjs', ['run', ...GRAPH.map((m) => `test/apps/${m}.test.ts`)]);
+    expect(tests.output).toMatch(/Tests\s+48 passed \(48\)/);
+    expect(tests.code).toBe(0);
+  }, 120_000);
+});
