@@ -44,6 +44,8 @@ await waitForHealth();
 const admin = runCore(['token', '--role', 'admin', '--sub', 'demo-admin', '--expires', '12h'], project);
 const viewer = runCore(['token', '--role', 'viewer', '--sub', 'demo-viewer', '--expires', '12h'], project);
 await seed(admin);
+// Let the server's log lines for the seeding requests go by first, so the banner is the last thing shown.
+await new Promise((r) => setTimeout(r, 800));
 console.log(`
 Core demo: the task API of ${project} is listening on ${base} (docs: ${base}/docs/)
 
