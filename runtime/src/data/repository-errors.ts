@@ -20,9 +20,18 @@ interface DriverDetails {
  * for the column list only, so a unique violation on a restricted column does not echo it.
  * Anything else is returned unchanged.
  */
-export function toConflictError(error: unknown, fallbackTable: string): unknown {
+export function toConflictError(error: unknown, fallbackTable: string, operation: 'write' | 'delete' = 'write'): unknown {
   if (!(error instanceof ConstraintViolationException)) return error;
   const info = error as unknown as DriverDetails;
+  if (operation === 'delete' && error instanceof ForeignKeyConstraintViolationException) {
+    // A delete refused by an `on_delete: restrict` relation. PostgreSQL reports the referencing table
+    // ("still referenced from table \"comments\""); SQLite only that a foreign key failed.
+    const referencedFrom = /still referenced from table "([^"]+)"/.exec(info.detail ?? '')?.[1];
+    const message =
+      `Cannot delete this ${fallbackTable} record: ${referencedFrom ? `${referencedFrom} records` : 'other records'} ` +
+      'still refer to it. Delete or reassign them first.';
+    return new ConflictError(message, [{ reason: 'restrict', message }], { cause: error });
+  }
   const located = locate(info, fallbackTable);
   const { table, columns } = located;
   const fields = columns.join(', ');

@@ -137,18 +137,18 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
         const entity = await uow.em.findOne(this.model, key as never);
         if (!entity) throw this.notFound(key);
         uow.em.remove(entity);
-        await this.flush(uow);
+        await this.flush(uow, 'delete');
       },
       { db: this.db },
     );
   }
 
   /** Flushes the unit, turning constraint violations into `ConflictError`s. */
-  protected async flush(uow: UnitOfWork): Promise<void> {
+  protected async flush(uow: UnitOfWork, operation: 'write' | 'delete' = 'write'): Promise<void> {
     try {
       await uow.em.flush();
     } catch (err) {
-      throw toConflictError(err, this.state().plan.table);
+      throw toConflictError(err, this.state().plan.table, operation);
     }
   }
 

@@ -1,0 +1,236 @@
+/**
+ * Runs a suite against the generated relation-graph project (`fixtures/golden/relation-graph/expected`)
+ * once per database, over real HTTP (`app.listen` on an ephemeral port + `fetch`).
+ *
+ * The generated `main.ts` imports `./policies.json` with no way to pass other policies, and these tests
+ * need roles that restrict relations. So `buildRelationApp` below wires the same six plugins in the same
+ * seven steps as that `main.ts` (minus the Swagger UI, which nothing here reads), with the policies
+ * given in the test. Everything else — models, schemas, repositories, services, routers, plugins — is
+ * the generated code itself.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, it } from 'vitest';
+import {
+  appExceptionHandler,
+  coreContextPlugin,
+  CoreLogController,
+  dbManager,
+  Kernel,
+  loadSettings,
+  notFoundHandler,
+  registerDbEventDispatcher,
+  RequestLogMiddleware,
+  ScopedDependencyMiddleware,
+  setupLogging,
+  signToken,
+  useCoreRequest,
+  type Database,
+  type PolicyDocument,
+  type QueryEvent,
+  type Settings,
+} from '@core/runtime';
+import { ProjectsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/projects/plugin.js';
+import { TasksPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/tasks/plugin.js';
+import { CommentsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/comments/plugin.js';
+import { LabelsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/labels/plugin.js';
+import { UsersPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/users/plugin.js';
+import { ProfilesPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/profiles/plugin.js';
+import { createPgDatabase, IN_CI, pgUnavailable, type DatabaseName } from '../helpers/databases.js';
+
+export const SECRET = 'r'.repeat(48);
+
+/**
+ * `admin` sees everything; `noproject` may do everything but the task → project link is restricted;
+ * `nobudget` may do everything but `projects.budget` is restricted wherever projects appear.
+ */
+export const POLICIES: PolicyDocument = {
+  roles: {
+    admin: { permissions: ['*'], restricted_fields: [] },
+    noproject: { permissions: ['*'], restricted_fields: ['tasks.project'] },
+    nobudget: { permissions: ['*'], restricted_fields: ['projects.budget'] },
+    anonymous: { permissions: [], restricted_fields: [] },
+  },
+};
+
+export type Role = 'admin' | 'noproject' | 'nobudget' | 'anonymous';
+
+/** Same wiring as the generated `src/main.ts`, with the policies passed in. */
+export async function buildRelationApp(settings: Settings, policies: PolicyDocument): Promise<FastifyInstance> {
+  const logger: FastifyBaseLogger = pino(setupLogging({ environment: settings.environment, level: settings.logLevel }));
+  await dbManager.initApp(settings.databaseUrl, settings.isDevelopment, { logger });
+  const kernel = new Kernel({ logger });
+  kernel.addPlugin(new ProjectsPlugin());
+  kernel.addPlugin(new TasksPlugin());
+  kernel.addPlugin(new CommentsPlugin());
+  kernel.addPlugin(new LabelsPlugin());
+  kernel.addPlugin(new UsersPlugin());
+  kernel.addPlugin(new ProfilesPlugin());
+  registerDbEventDispatcher(kernel.dispatcher);
+  const app = Fastify({ loggerInstance: logger, logController: new CoreLogController() });
+  app.addHook('onClose', async () => dbManager.close());
+  await app.register(kernel.lifespan);
+  await kernel.setup(app);
+  await app.register(ScopedDependencyMiddleware);
+  await app.register(RequestLogMiddleware);
+  await app.register(coreContextPlugin, { secret: settings.secretKey, policies });
+  useCoreRequest(app);
+  app.setErrorHandler(appExceptionHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  return app;
+}
+
+export type Json = Record<string, unknown>;
+
+export interface HttpResult {
+  status: number;
+  body: { success: boolean; message: string; data: unknown; meta: unknown; error?: { code: string; details?: Json[] } };
+  headers: Headers;
+}
+
+export interface RelationApp {
+  readonly dbName: DatabaseName;
+  readonly app: FastifyInstance;
+  readonly db: Database;
+  readonly baseUrl: string;
+  /** `fetch` as `role`; `body` is sent as JSON. */
+  call(role: Role, method: string, path: string, body?: unknown): Promise<HttpResult>;
+  /** As admin; throws unless the status is `expected`; returns `data`. */
+  ok<T = Json>(method: string, path: string, body?: unknown, expected?: number): Promise<T>;
+  /** Runs `fn` and returns its result plus the data statements sent meanwhile (BEGIN/COMMIT left out). */
+  countSql<T>(fn: () => Promise<T>): Promise<{ result: T; sql: QueryEvent[] }>;
+  /** Number of rows of a table. */
+  count(table: string): Promise<number>;
+}
+
+const NOISE = /^\s*(begin|commit|rollback|savepoint|release savepoint|pragma|set )/i;
+
+/** Children first, so foreign keys never block the cleanup. */
+const TABLES = ['comments', 'tasks_labels', 'tasks', 'labels', 'projects', 'profiles', 'users'];
+
+export function describeRelationApp(title: string, body: (ctx: RelationApp) => void): void {
+  for (const dbName of ['sqlite', 'postgresql'] as const) {
+    const label = `${title} [${dbName}]`;
+    if (dbName === 'postgresql' && pgUnavailable) {
+      if (IN_CI) {
+        describe(label, () => {
+          it('needs PostgreSQL in CI', () => {
+            throw new Error(`${pgUnavailable} — CI must run the PostgreSQL suites`);
+          });
+        });
+      } else {
+        console.warn(`[skip] ${label}: ${pgUnavailable}`);
+        describe.skip(label, () => body(undefined as never));
+      }
+      continue;
+    }
+    describe(label, () => {
+      const ctx = {} as { -readonly [K in keyof RelationApp]: RelationApp[K] };
+      let drop: (() => Promise<void>) | undefined;
+      let pivot: string | undefined;
+
+      beforeAll(async () => {
+        let url = 'sqlite::memory:';
+        if (dbName === 'postgresql') {
+          const created = await createPgDatabase();
+          url = created.url;
+          drop = created.drop;
+        }
+        const settings = loadSettings({ env: { DATABASE_URL: url, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
+        const app = await buildRelationApp(settings, POLICIES);
+        await dbManager.db.resetSchema();
+        await app.listen({ port: 0, host: '127.0.0.1' });
+        const { port } = app.server.address() as AddressInfo;
+        Object.assign(ctx, relationApi(dbName, app, dbManager.db, `http://127.0.0.1:${port}`));
+        // The pivot's name is MikroORM's choice: read it from the metadata rather than guessing.
+        pivot = dbManager.db.orm.getMetadata().get('Task').properties.labels?.pivotTable;
+      });
+
+      afterAll(async () => {
+        await ctx.app?.close();
+        await dbManager.close();
+        await drop?.();
+      });
+
+      beforeEach(async () => {
+        const conn = ctx.db.orm.em.fork().getConnection();
+        for (const table of TABLES.map((t) => (t === 'tasks_labels' ? pivot : t))) {
+          if (table) await conn.execute(`delete from ${table}`);
+        }
+      });
+
+      body(ctx);
+    });
+  }
+}
+
+function relationApi(dbName: DatabaseName, app: FastifyInstance, db: Database, baseUrl: string): RelationApp {
+  const tokens = new Map<Role, string>();
+  const auth = (role: Role): Record<string, string> => {
+    if (role === 'anonymous') return {};
+    let token = tokens.get(role);
+    if (token === undefined) tokens.set(role, (token = signToken({ sub: role, roles: [role] }, SECRET)));
+    return { authorization: `Bearer ${token}` };
+  };
+  const call = async (role: Role, method: string, path: string, body?: unknown): Promise<HttpResult> => {
+    const headers: Record<string, string> = auth(role);
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  };
+  return {
+    dbName,
+    app,
+    db,
+    baseUrl,
+    call,
+    async ok<T>(method: string, path: string, body?: unknown, expected = method === 'POST' && !path.endsWith('/search') ? 201 : 200) {
+      const res = await call('admin', method, path, body);
+      if (res.status !== expected) throw new Error(`${method} ${path}: expected ${expected}, got ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.data as T;
+    },
+    async countSql(fn) {
+      const sql: QueryEvent[] = [];
+      const off = db.onQuery((q) => {
+        if (!NOISE.test(q.sql)) sql.push(q);
+      });
+      try {
+        return { result: await fn(), sql };
+      } finally {
+        off();
+      }
+    },
+    async count(table) {
+      const rows = await db.select<{ n: number | string }>(`select count(*) as n from ${table}`);
+      return Number(rows[0]?.n);
+    },
+  };
+}
+
+/** A small graph: a user with a profile, a project they own, labels, tasks with comments. */
+export interface Graph {
+  user: Json;
+  profile: Json;
+  project: Json;
+  labels: Json[];
+  task: Json;
+  comments: Json[];
+}
+
+export async function seedGraph(ctx: RelationApp, suffix = ''): Promise<Graph> {
+  const user = await ctx.ok('POST', '/users/', { email: `ann${suffix}@example.com`, name: `Ann${suffix}`, password_hash: 'x' });
+  const profile = await ctx.ok('POST', '/profiles/', { bio: 'hello', user_id: user.id });
+  const project = await ctx.ok('POST', '/projects/', { name: `Apollo${suffix}`, budget: 1000, owner_id: user.id });
+  const labels = [
+    await ctx.ok('POST', '/labels/', { name: `bug${suffix}`, color: 'red' }),
+    await ctx.ok('POST', '/labels/', { name: `ui${suffix}`, color: 'green' }),
+  ];
+  const task = await ctx.ok('POST', '/tasks/', { title: `T${suffix}`, project_id: project.id, tag_ids: labels.map((l) => l.id) });
+  const comments = [
+    await ctx.ok('POST', '/comments/', { body: 'first', task_id: task.id, author_id: user.id }),
+    await ctx.ok('POST', '/comments/', { body: 'second', task_id: task.id }),
+  ];
+  return { user, profile, project, labels, task, comments };
+}
