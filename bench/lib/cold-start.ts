@@ -1,0 +1,46 @@
+/**
+ * Cold start: from `spawn()` of a fresh Core process to the first 200 of an authenticated GET by id
+ * (so it includes Node's boot, module loading, ORM discovery, route compilation and the first
+ * request's lazy compilation of context, shape and serializer). Polled every 5 ms on new connections.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { request } from 'node:http';
+import { freePort, type ServerSpec } from './servers.js';
+
+function getStatus(url: string, token: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('error', () => resolve(0));
+    req.end();
+  });
+}
+
+/** One measurement in ms; the process is stopped before returning. */
+export async function measureColdStart(spec: ServerSpec, dbPath: string, path: string, token: string): Promise<number> {
+  const port = await freePort();
+  const devNull = openSync('/dev/null', 'w');
+  const started = performance.now();
+  const child = spawn(process.execPath, [spec.entry], {
+    cwd: spec.cwd,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...spec.env, ...spec.portEnv(port), ...spec.dbEnv(dbPath) },
+    stdio: ['ignore', devNull, 'ignore'],
+  });
+  closeSync(devNull);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const deadline = started + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the Core server exited with code ${child.exitCode} during the cold-start measurement`);
+      if ((await getStatus(`http://127.0.0.1:${port}${path}`, token)) === 200) return performance.now() - started;
+      if (performance.now() > deadline) throw new Error('the Core server gave no 200 within 30 s');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * Turns the interleaved runs into the table and `latest.json`.
+ *
+ * req/s per server is the median over repetitions. Ratios are the median of the per-repetition ratios:
+ * the three servers of one repetition ran back to back, so their ratio cancels most of the noise from
+ * other work on the machine; a ratio therefore need not equal the quotient of the printed medians.
+ */
+import type { ServerName } from './config.js';
+import { ENDPOINTS } from './endpoints.js';
+import type { LoadResult } from './load.js';
+
+export interface Sample extends LoadResult {
+  rep: number;
+  server: ServerName;
+  endpoint: string;
+  /** Core server RSS right after the run (MB); null for the baselines. */
+  rssMb: number | null;
+}
+
+export interface EndpointSummary {
+  core_rps: number;
+  raw_rps: number;
+  mikro_rps: number;
+  ratio_raw: number;
+  ratio_mikro: number;
+  p99_ms: number;
+  raw_p99_ms: number;
+  mikro_p99_ms: number;
+  rss_mb: number | null;
+  failures: number;
+}
+
+export interface TargetCheck {
+  target: string;
+  value: number | null;
+  goal: string;
+  met: boolean | null;
+}
+
+export interface Results {
+  endpoints: Record<string, EndpointSummary>;
+  cold_start_ms: number | null;
+  peak_rss_mb: number | null;
+  generate_30_ms: number | null;
+  targets: TargetCheck[];
+  run: Record<string, unknown>;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+const round = (n: number, digits: number): number => (Number.isFinite(n) ? Number(n.toFixed(digits)) : n);
+
+/** Median over repetitions of `num(rep) / den(rep)`. */
+function ratioOf(samples: readonly Sample[], num: (s: Sample) => boolean, den: (s: Sample) => boolean): number {
+  const reps = [...new Set(samples.map((s) => s.rep))];
+  const ratios: number[] = [];
+  for (const rep of reps) {
+    const a = samples.find((s) => s.rep === rep && num(s));
+    const b = samples.find((s) => s.rep === rep && den(s));
+    if (a && b && b.rps > 0) ratios.push(a.rps / b.rps);
+  }
+  return median(ratios);
+}
+
+export function summarize(samples: readonly Sample[]): Record<string, EndpointSummary> {
+  const out: Record<string, EndpointSummary> = {};
+  for (const endpoint of ENDPOINTS) {
+    const of = (server: ServerName) => samples.filter((s) => s.endpoint === endpoint.name && s.server === server);
+    if (of('core').length === 0) continue;
+    const mine = samples.filter((s) => s.endpoint === endpoint.name);
+    const rss = of('core').map((s) => s.rssMb).filter((v): v is number => v !== null);
+    out[endpoint.name] = {
+      core_rps: round(median(of('core').map((s) => s.rps)), 0),
+      raw_rps: round(median(of('raw').map((s) => s.rps)), 0),
+      mikro_rps: round(median(of('mikro').map((s) => s.rps)), 0),
+      ratio_raw: round(ratioOf(mine, (s) => s.server === 'core', (s) => s.server === 'raw'), 3),
+      ratio_mikro: round(ratioOf(mine, (s) => s.server === 'core', (s) => s.server === 'mikro'), 3),
+      p99_ms: round(median(of('core').map((s) => s.p99Ms)), 1),
+      raw_p99_ms: round(median(of('raw').map((s) => s.p99Ms)), 1),
+      mikro_p99_ms: round(median(of('mikro').map((s) => s.p99Ms)), 1),
+      rss_mb: rss.length ? round(Math.max(...rss), 1) : null,
+      failures: mine.reduce((n, s) => n + s.failures, 0),
+    };
+  }
+  return out;
+}
+
+/** The issue's goals, evaluated. Core-vs-Core ratios (restricted, depth) use the same per-repetition method. */
+export function checkTargets(samples: readonly Sample[], summary: Record<string, EndpointSummary>, coldStartMs: number | null, peakRssMb: number | null): TargetCheck[] {
+  const checks: TargetCheck[] = [];
+  const atLeast = (target: string, value: number | undefined | null, goal: number, unit = '×') =>
+    checks.push({ target, value: value ?? null, goal: `≥ ${goal}${unit}`, met: value === undefined || value === null || Number.isNaN(value) ? null : value >= goal });
+  const atMost = (target: string, value: number | null, goal: number, unit: string) =>
+    checks.push({ target, value, goal: `≤ ${goal} ${unit}`, met: value === null ? null : value <= goal });
+  const core = (name: string) => (s: Sample) => s.server === 'core' && s.endpoint === name;
+  const coreOnly = samples.filter((s) => s.server === 'core');
+
+  atLeast('GET by id × raw', summary['by_id']?.ratio_raw, 0.45);
+  for (const name of ['list', 'keyset_90k', 'search']) atLeast(`${name} × raw`, summary[name]?.ratio_raw, 0.7);
+  atLeast('by id, restricted ÷ unrestricted', round(ratioOf(coreOnly, core('by_id_restricted'), core('by_id')), 3), 0.95);
+  atLeast('list, restricted ÷ unrestricted', round(ratioOf(coreOnly, core('list_restricted'), core('list')), 3), 0.95);
+  atLeast('create × raw', summary['create']?.ratio_raw, 0.4);
+  atLeast('keyset at 90k ÷ first page', round(ratioOf(coreOnly, core('keyset_90k'), core('list')), 3), 0.9);
+  atMost('cold start (start → first 200)', coldStartMs, 600, 'ms');
+  atMost('peak RSS under load', peakRssMb, 150, 'MB');
+  return checks;
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+const num = (n: number | null | undefined, digits = 0): string =>
+  n === null || n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** The table printed at the end of a run (also pasted into docs/performance.md). */
+export function formatTable(results: Results): string {
+  const header = ['endpoint', 'Core req/s', 'p99 ms', 'RSS MB', '× raw', '× hand-written', 'raw req/s', 'MikroORM req/s'];
+  const widths = [36, 11, 7, 7, 6, 15, 10, 15];
+  const lines = [
+    `| ${header.map((h, i) => pad(h, widths[i]!, i > 0)).join(' | ')} |`,
+    `|${widths.map((w, i) => (i > 0 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+  ];
+  for (const endpoint of ENDPOINTS) {
+    const s = results.endpoints[endpoint.name];
+    if (!s) continue;
+    const flag = s.failures > 0 ? ` (${s.failures} failed)` : '';
+    const cells = [
+      endpoint.label + flag,
+      num(s.core_rps),
+      num(s.p99_ms, 1),
+      num(s.rss_mb),
+      num(s.ratio_raw, 2),
+      num(s.ratio_mikro, 2),
+      num(s.raw_rps),
+      num(s.mikro_rps),
+    ];
+    lines.push(`| ${cells.map((c, i) => pad(c, widths[i]!, i > 0)).join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+export function formatTargets(checks: readonly TargetCheck[]): string {
+  const lines = ['| target | measured | goal | |', '|---|---:|---:|---|'];
+  for (const c of checks) {
+    const value = c.value === null ? '–' : c.goal.endsWith('×') ? `${c.value.toFixed(2)}×` : `${num(c.value)}`;
+    lines.push(`| ${c.target} | ${value} | ${c.goal} | ${c.met === null ? 'not measured' : c.met ? 'met' : '**not met**'} |`);
+  }
+  return lines.join('\n');
+}
