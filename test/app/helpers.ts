@@ -8,11 +8,11 @@
  * in `beforeAll` and closes it (and the database) in `afterAll`; vitest runs a file's suites one after
  * another.
  */
-import { afterAll, beforeAll, beforeEach, describe, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, vi } from 'vitest';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { dbManager, Kernel, loadSettings, signToken, type Database, type QueryEvent, type Settings } from '@core/runtime';
 import { buildApp } from '../../fixtures/apps/tasks/src/main.js';
-import { createPgDatabase, IN_CI, pgUnavailable, type DatabaseName } from '../helpers/databases.js';
+import { describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
 /** The fixture's secret: 48 characters, so settings load outside development. */
 export const SECRET = 'k'.repeat(48);
@@ -68,66 +68,42 @@ const NOISE = /^\s*(begin|commit|rollback|savepoint|release savepoint|pragma|set
  * is only usable in hooks and tests (it is populated in `beforeAll`).
  */
 export function describeFixtureApp(title: string, body: (ctx: FixtureApp) => void, options: FixtureAppOptions = {}): void {
-  for (const dbName of ['sqlite', 'postgresql'] as const) {
-    const label = `${title} [${dbName}]`;
-    if (dbName === 'postgresql' && pgUnavailable) {
-      if (IN_CI) {
-        describe(label, () => {
-          it('needs PostgreSQL in CI', () => {
-            throw new Error(`${pgUnavailable} — CI must run the PostgreSQL suites`);
-          });
-        });
-      } else {
-        console.warn(`[skip] ${label}: ${pgUnavailable}`);
-        describe.skip(label, () => body(undefined as never));
-      }
-      continue;
-    }
-    describe(label, () => {
-      const ctx = {} as { -readonly [K in keyof FixtureApp]: FixtureApp[K] };
-      let drop: (() => Promise<void>) | undefined;
+  describePerDatabase(title, ({ name: dbName, url }) => {
+    const ctx = {} as { -readonly [K in keyof FixtureApp]: FixtureApp[K] };
 
-      beforeAll(async () => {
-        let url = 'sqlite::memory:';
-        if (dbName === 'postgresql') {
-          const created = await createPgDatabase();
-          url = created.url;
-          drop = created.drop;
-        }
-        const settings = loadSettings({
-          env: { DATABASE_URL: url, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent', ...options.env },
-        });
-        const setup = vi.spyOn(Kernel.prototype, 'setup');
-        let app: FastifyInstance;
-        let kernel: unknown;
-        try {
-          app = await buildApp(settings);
-          kernel = setup.mock.contexts.at(-1);
-        } finally {
-          setup.mockRestore();
-        }
-        if (!(kernel instanceof Kernel)) throw new Error('buildApp did not call kernel.setup(app)');
-        await dbManager.db.resetSchema();
-        await options.configure?.(app);
-        await app.ready();
-        Object.assign(ctx, fixtureApi(dbName, app, settings, kernel, dbManager.db));
+    beforeAll(async () => {
+      const settings = loadSettings({
+        env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent', ...options.env },
       });
-
-      afterAll(async () => {
-        await ctx.app?.close();
-        await dbManager.close();
-        await drop?.();
-      });
-
-      if (options.cleanBetweenTests !== false) {
-        beforeEach(async () => {
-          await ctx.db.orm.em.fork().getConnection().execute('delete from tasks');
-        });
+      const setup = vi.spyOn(Kernel.prototype, 'setup');
+      let app: FastifyInstance;
+      let kernel: unknown;
+      try {
+        app = await buildApp(settings);
+        kernel = setup.mock.contexts.at(-1);
+      } finally {
+        setup.mockRestore();
       }
-
-      body(ctx);
+      if (!(kernel instanceof Kernel)) throw new Error('buildApp did not call kernel.setup(app)');
+      await dbManager.db.resetSchema();
+      await options.configure?.(app);
+      await app.ready();
+      Object.assign(ctx, fixtureApi(dbName, app, settings, kernel, dbManager.db));
     });
-  }
+
+    afterAll(async () => {
+      await ctx.app?.close();
+      await dbManager.close();
+    });
+
+    if (options.cleanBetweenTests !== false) {
+      beforeEach(async () => {
+        await ctx.db.orm.em.fork().getConnection().execute('delete from tasks');
+      });
+    }
+
+    body(ctx);
+  });
 }
 
 function fixtureApi(dbName: DatabaseName, app: FastifyInstance, settings: Settings, kernel: Kernel, db: Database): FixtureApp {

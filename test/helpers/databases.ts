@@ -67,10 +67,17 @@ export interface EachDatabaseOptions {
   cursorSecret?: string;
 }
 
+export interface PerDatabase {
+  readonly name: DatabaseName;
+  /** The suite's database URL; usable from `beforeAll` on (hooks registered by the body run after it is created). */
+  url(): string;
+}
+
 /**
- * `describe` once per database. Inside, `suite.db` is ready (schema created) in every test and hook.
+ * `describe(title [db])` once per database, the one place that applies the PostgreSQL rule (skip with a
+ * printed reason locally, fail in CI) and creates/drops the suite's throwaway PostgreSQL database.
  */
-export function describeEachDatabase(title: string, options: EachDatabaseOptions, body: (suite: DatabaseSuite) => void): void {
+export function describePerDatabase(title: string, body: (db: PerDatabase) => void): void {
   for (const name of ['sqlite', 'postgresql'] as const) {
     const label = `${title} [${name}]`;
     if (name === 'postgresql' && pgUnavailable) {
@@ -82,35 +89,45 @@ export function describeEachDatabase(title: string, options: EachDatabaseOptions
         });
       } else {
         console.warn(`[skip] ${label}: ${pgUnavailable}`);
-        describe.skip(label, () => body(undefined as never));
+        describe.skip(label, () => body({ name, url: () => '' }));
       }
       continue;
     }
     describe(label, () => {
-      const manager = new DatabaseManager();
+      let url = 'sqlite::memory:';
       let drop: (() => Promise<void>) | undefined;
-      const suite = { name, url: '' } as { name: DatabaseName; url: string; db: Database };
+      // Registered first: runs before the body's beforeAll, and its afterAll (stack order) after theirs.
       beforeAll(async () => {
-        if (name === 'postgresql') {
-          const created = await createPgDatabase();
-          suite.url = created.url;
-          drop = created.drop;
-        } else {
-          suite.url = 'sqlite::memory:';
-        }
-        suite.db = await manager.initApp(suite.url, false, {
-          entities: options.entities,
-          cursorSecret: options.cursorSecret ?? 'test-cursor-secret-0123456789abcdef',
-        });
-        await suite.db.resetSchema();
+        if (name === 'postgresql') ({ url, drop } = await createPgDatabase());
       });
       afterAll(async () => {
-        await manager.close();
         await drop?.();
       });
-      body(suite);
+      body({ name, url: () => url });
     });
   }
+}
+
+/**
+ * `describe` once per database. Inside, `suite.db` is ready (schema created) in every test and hook.
+ */
+export function describeEachDatabase(title: string, options: EachDatabaseOptions, body: (suite: DatabaseSuite) => void): void {
+  describePerDatabase(title, (perDb) => {
+    const manager = new DatabaseManager();
+    const suite = { name: perDb.name, url: '' } as { name: DatabaseName; url: string; db: Database };
+    beforeAll(async () => {
+      suite.url = perDb.url();
+      suite.db = await manager.initApp(suite.url, false, {
+        entities: options.entities,
+        cursorSecret: options.cursorSecret ?? 'test-cursor-secret-0123456789abcdef',
+      });
+      await suite.db.resetSchema();
+    });
+    afterAll(async () => {
+      await manager.close();
+    });
+    body(suite);
+  });
 }
 
 const NOISE = /^\s*(begin|commit|rollback|savepoint|release savepoint|pragma|set )/i;

@@ -11,7 +11,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import {
   appExceptionHandler,
   coreContextPlugin,
@@ -37,7 +37,7 @@ import { CommentsPlugin } from '../../fixtures/golden/relation-graph/expected/sr
 import { LabelsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/labels/plugin.js';
 import { UsersPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/users/plugin.js';
 import { ProfilesPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/profiles/plugin.js';
-import { createPgDatabase, IN_CI, pgUnavailable, type DatabaseName } from '../helpers/databases.js';
+import { describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
 export const SECRET = 'r'.repeat(48);
 
@@ -110,59 +110,35 @@ const NOISE = /^\s*(begin|commit|rollback|savepoint|release savepoint|pragma|set
 const TABLES = ['comments', 'tasks_labels', 'tasks', 'labels', 'projects', 'profiles', 'users'];
 
 export function describeRelationApp(title: string, body: (ctx: RelationApp) => void): void {
-  for (const dbName of ['sqlite', 'postgresql'] as const) {
-    const label = `${title} [${dbName}]`;
-    if (dbName === 'postgresql' && pgUnavailable) {
-      if (IN_CI) {
-        describe(label, () => {
-          it('needs PostgreSQL in CI', () => {
-            throw new Error(`${pgUnavailable} — CI must run the PostgreSQL suites`);
-          });
-        });
-      } else {
-        console.warn(`[skip] ${label}: ${pgUnavailable}`);
-        describe.skip(label, () => body(undefined as never));
-      }
-      continue;
-    }
-    describe(label, () => {
-      const ctx = {} as { -readonly [K in keyof RelationApp]: RelationApp[K] };
-      let drop: (() => Promise<void>) | undefined;
-      let pivot: string | undefined;
+  describePerDatabase(title, ({ name: dbName, url }) => {
+    const ctx = {} as { -readonly [K in keyof RelationApp]: RelationApp[K] };
+    let pivot: string | undefined;
 
-      beforeAll(async () => {
-        let url = 'sqlite::memory:';
-        if (dbName === 'postgresql') {
-          const created = await createPgDatabase();
-          url = created.url;
-          drop = created.drop;
-        }
-        const settings = loadSettings({ env: { DATABASE_URL: url, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
-        const app = await buildRelationApp(settings, POLICIES);
-        await dbManager.db.resetSchema();
-        await app.listen({ port: 0, host: '127.0.0.1' });
-        const { port } = app.server.address() as AddressInfo;
-        Object.assign(ctx, relationApi(dbName, app, dbManager.db, `http://127.0.0.1:${port}`));
-        // The pivot's name is MikroORM's choice: read it from the metadata rather than guessing.
-        pivot = dbManager.db.orm.getMetadata().get('Task').properties.labels?.pivotTable;
-      });
-
-      afterAll(async () => {
-        await ctx.app?.close();
-        await dbManager.close();
-        await drop?.();
-      });
-
-      beforeEach(async () => {
-        const conn = ctx.db.orm.em.fork().getConnection();
-        for (const table of TABLES.map((t) => (t === 'tasks_labels' ? pivot : t))) {
-          if (table) await conn.execute(`delete from ${table}`);
-        }
-      });
-
-      body(ctx);
+    beforeAll(async () => {
+      const settings = loadSettings({ env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
+      const app = await buildRelationApp(settings, POLICIES);
+      await dbManager.db.resetSchema();
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = app.server.address() as AddressInfo;
+      Object.assign(ctx, relationApi(dbName, app, dbManager.db, `http://127.0.0.1:${port}`));
+      // The pivot's name is MikroORM's choice: read it from the metadata rather than guessing.
+      pivot = dbManager.db.orm.getMetadata().get('Task').properties.labels?.pivotTable;
     });
-  }
+
+    afterAll(async () => {
+      await ctx.app?.close();
+      await dbManager.close();
+    });
+
+    beforeEach(async () => {
+      const conn = ctx.db.orm.em.fork().getConnection();
+      for (const table of TABLES.map((t) => (t === 'tasks_labels' ? pivot : t))) {
+        if (table) await conn.execute(`delete from ${table}`);
+      }
+    });
+
+    body(ctx);
+  });
 }
 
 function relationApi(dbName: DatabaseName, app: FastifyInstance, db: Database, baseUrl: string): RelationApp {
