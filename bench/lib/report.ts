@@ -42,6 +42,7 @@ export interface Results {
   cold_start_ms: number | null;
   peak_rss_mb: number | null;
   generate_30_ms: number | null;
+  startapp_ms: number | null;
   targets: TargetCheck[];
   run: Record<string, unknown>;
 }
@@ -91,7 +92,13 @@ export function summarize(samples: readonly Sample[]): Record<string, EndpointSu
 }
 
 /** The issue's goals, evaluated. Core-vs-Core ratios (restricted, depth) use the same per-repetition method. */
-export function checkTargets(samples: readonly Sample[], summary: Record<string, EndpointSummary>, coldStartMs: number | null, peakRssMb: number | null): TargetCheck[] {
+export function checkTargets(
+  samples: readonly Sample[],
+  summary: Record<string, EndpointSummary>,
+  coldStartMs: number | null,
+  peakRssMb: number | null,
+  generator?: { generate_30_ms: number; startapp_ms: number },
+): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const atLeast = (target: string, value: number | undefined | null, goal: number, unit = '×') =>
     checks.push({ target, value: value ?? null, goal: `≥ ${goal}${unit}`, met: value === undefined || value === null || Number.isNaN(value) ? null : value >= goal });
@@ -108,6 +115,8 @@ export function checkTargets(samples: readonly Sample[], summary: Record<string,
   atLeast('keyset at 90k ÷ first page', round(ratioOf(coreOnly, core('keyset_90k'), core('list')), 3), 0.9);
   atMost('cold start (start → first 200)', coldStartMs, 600, 'ms');
   atMost('peak RSS under load', peakRssMb, 150, 'MB');
+  atMost('core generate, 30 resources', generator?.generate_30_ms ?? null, 2000, 'ms');
+  atMost('core startapp', generator?.startapp_ms ?? null, 1000, 'ms');
   return checks;
 }
 
