@@ -25,16 +25,3 @@ export function isPathRestricted(restricted: ReadonlySet<string>, hops: readonly
   }
   return false;
 }
-
-/** The fields of one namespace restricted outright (`<namespace>.<field>` entries), e.g. for masking a row. */
-export function restrictedFieldsOf(restricted: ReadonlySet<string>, namespace: string): Set<string> {
-  const out = new Set<string>();
-  const prefix = namespace + '.';
-  for (const entry of restricted) {
-    if (entry.startsWith(prefix)) {
-      const rest = entry.slice(prefix.length);
-      if (!rest.includes('.')) out.add(rest);
-    }
-  }
-  return out;
-}

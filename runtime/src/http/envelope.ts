@@ -24,10 +24,6 @@ export interface PageMeta {
   has_more: boolean;
 }
 
-export function successEnvelope<T, Meta = null>(data: T, meta: Meta | null = null, message = 'Success'): SuccessEnvelope<T, Meta> {
-  return { success: true, message, data, meta };
-}
-
 export function errorEnvelope(code: ErrorCode, message: string = ERROR_CODES[code].message, details: ErrorDetail[] = []): ErrorEnvelope {
   return { success: false, message, data: null, error: { code, details } };
 }
