@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, vi } from 'vitest';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { dbManager, Kernel, loadSettings, signToken, type Database, type QueryEvent, type Settings } from '@core/runtime';
 import { buildApp } from '../../fixtures/apps/tasks/src/main.js';
-import { describePerDatabase, type DatabaseName } from '../helpers/databases.js';
+import { countQueries, describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
 /** The fixture's secret: 48 characters, so settings load outside development. */
 export const SECRET = 'k'.repeat(48);
@@ -60,8 +60,6 @@ export interface FixtureAppOptions {
   /** Delete every task before each test (default true). */
   cleanBetweenTests?: boolean;
 }
-
-const NOISE = /^\s*(begin|commit|rollback|savepoint|release savepoint|pragma|set )/i;
 
 /**
  * `describe(title [db])` once per database, with `ctx` filled in before the first test. Inside, `ctx`
@@ -147,15 +145,8 @@ function fixtureApi(dbName: DatabaseName, app: FastifyInstance, settings: Settin
       return Number(rows[0]?.n);
     },
     async countSql(fn) {
-      const sql: QueryEvent[] = [];
-      const off = db.onQuery((q) => {
-        if (!NOISE.test(q.sql)) sql.push(q);
-      });
-      try {
-        return { result: await fn(), sql };
-      } finally {
-        off();
-      }
+      const { result, queries } = await countQueries(db, fn);
+      return { result, sql: queries };
     },
   };
 }

@@ -37,7 +37,7 @@ import { CommentsPlugin } from '../../fixtures/golden/relation-graph/expected/sr
 import { LabelsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/labels/plugin.js';
 import { UsersPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/users/plugin.js';
 import { ProfilesPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/profiles/plugin.js';
-import { describePerDatabase, type DatabaseName } from '../helpers/databases.js';
+import { countQueries, describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
 export const SECRET = 'r'.repeat(48);
 
@@ -104,8 +104,6 @@ export interface RelationApp {
   count(table: string): Promise<number>;
 }
 
-const NOISE = /^\s*(begin|commit|rollback|savepoint|release savepoint|pragma|set )/i;
-
 /** Children first, so foreign keys never block the cleanup. */
 const TABLES = ['comments', 'tasks_labels', 'tasks', 'labels', 'projects', 'profiles', 'users'];
 
@@ -168,15 +166,8 @@ function relationApi(dbName: DatabaseName, app: FastifyInstance, db: Database, b
       return res.body.data as T;
     },
     async countSql(fn) {
-      const sql: QueryEvent[] = [];
-      const off = db.onQuery((q) => {
-        if (!NOISE.test(q.sql)) sql.push(q);
-      });
-      try {
-        return { result: await fn(), sql };
-      } finally {
-        off();
-      }
+      const { result, queries } = await countQueries(db, fn);
+      return { result, sql: queries };
     },
     async count(table) {
       const rows = await db.select<{ n: number | string }>(`select count(*) as n from ${table}`);
