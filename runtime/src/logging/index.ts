@@ -1,4 +1,4 @@
-export { REDACTED_PATHS, setupLogging, stripQuery } from './setup.js';
+export { REDACTED, redactHeaders, setupLogging, stripQuery } from './setup.js';
 export type { CoreLoggerOptions, LogLevel, SetupLoggingOptions } from './setup.js';
 export { RequestLogMiddleware } from './request-log.js';
 export { CoreLogController } from './log-controller.js';
