@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { Base, DatabaseManager, parseDatabaseUrl, UnitOfWork } from '@core/runtime';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Base, DatabaseManager, parseDatabaseUrl, UnitOfWork, type Database } from '@core/runtime';
 import { fixtureEntities, Task } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase } from '../helpers/databases.js';
 
@@ -76,34 +80,129 @@ describeEachDatabase('Database.select', { entities: fixtureEntities }, (suite) =
 });
 
 describeEachDatabase('reads racing a slow transaction', { entities: fixtureEntities }, (suite) => {
-  it('never see the uncommitted row: they wait (SQLite) or see the last commit (PostgreSQL)', async () => {
+  it('never see the uncommitted row: they wait (SQLite in memory) or see the last commit (PostgreSQL)', async () => {
     const count = async () => Number((await suite.db.select<{ n: number | string }>("select count(*) as n from tasks where title = 'racing'"))[0]!.n);
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let inserted!: () => void;
-    const insertedSignal = new Promise<void>((resolve) => (inserted = resolve));
-    const writer = UnitOfWork.run(
-      async (uow) => {
-        uow.em.create(Task, { title: 'racing' } as never);
-        await uow.em.flush();
-        inserted();
-        await gate; // the transaction stays open, its row uncommitted
-      },
-      { db: suite.db },
-    );
-    await insertedSignal;
-    let readWhileOpen: number | undefined;
-    const reader = count().then((n) => {
-      readWhileOpen ??= n;
-      return n;
-    });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const finishedWhileOpen = readWhileOpen !== undefined;
-    if (finishedWhileOpen) expect(readWhileOpen).toBe(0);
-    open();
-    await writer;
-    const n = await reader;
-    expect(finishedWhileOpen ? n === 0 : n === 1).toBe(true);
+    const writer = openWriter(suite.db, 'racing');
+    await writer.inserted;
+    let reader: Promise<number> | undefined;
+    try {
+      if (suite.name === 'postgresql') {
+        // PostgreSQL reads on another pooled connection: it answers at once, from the last commit.
+        expect(await count()).toBe(0);
+      } else {
+        // SQLite in memory has one connection, which the transaction holds: the read waits for the commit.
+        let readWhileOpen: number | undefined;
+        reader = count().then((n) => (readWhileOpen = n));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(readWhileOpen).toBeUndefined();
+      }
+    } finally {
+      writer.commit();
+      await writer.done;
+    }
+    if (reader) expect(await reader).toBe(1);
     expect(await count()).toBe(1);
+  });
+});
+
+/** A unit of work that inserts a task titled `title` and keeps its transaction open until `commit()`. */
+function openWriter(db: Database, title: string, whileOpen?: () => Promise<void>) {
+  let commit!: () => void;
+  const gate = new Promise<void>((resolve) => (commit = resolve));
+  let signal!: () => void;
+  const inserted = new Promise<void>((resolve) => (signal = resolve));
+  const done = UnitOfWork.run(
+    async (uow) => {
+      uow.em.create(Task, { title } as never);
+      await uow.em.flush();
+      await whileOpen?.();
+      signal();
+      await gate; // the transaction stays open, its row uncommitted
+    },
+    { db },
+  );
+  return { inserted, commit, done };
+}
+
+/** Fails instead of hanging when a read that must not wait does wait. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Open file descriptors of this process on `file` or its -wal / -shm companions (Linux only). */
+function handlesOn(file: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(file);
+    } catch {
+      return false; // closed since the listing
+    }
+  }).length;
+}
+
+describe('Database.select on a SQLite file', () => {
+  const manager = new DatabaseManager();
+  let dir: string;
+  let file: string;
+  let db: Database;
+  const count = async (title: string) => Number((await db.select<{ n: number }>('select count(*) as n from tasks where title = ?', [title]))[0]!.n);
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'core-db-'));
+    file = join(dir, 'app.db');
+    db = await manager.initApp(`sqlite:${file}`, false, { entities: fixtureEntities });
+    await db.resetSchema();
+  });
+  afterAll(async () => {
+    await manager.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads outside a transaction at once, never the uncommitted row, and the committed one right after the commit', async () => {
+    let insideUnit: { n: number; now: unknown } | undefined;
+    const writer = openWriter(db, 'racing', async () => {
+      // Inside the unit, reads run on its transaction: they see its own uncommitted row, and never synchronously.
+      insideUnit = { n: await count('racing'), now: db.selectSync('select 1 as one') };
+    });
+    await writer.inserted;
+    try {
+      expect(insideUnit).toEqual({ n: 1, now: undefined });
+      // Outside, the read-only connection answers while the transaction is open (no waiting), from the last commit.
+      expect(await within(2000, count('racing'))).toBe(0);
+      expect(db.selectSync<{ n: number }>("select count(*) as n from tasks where title = 'racing'")).toEqual([{ n: 0 }]);
+    } finally {
+      writer.commit();
+      await writer.done;
+    }
+    expect(await count('racing')).toBe(1);
+    expect(db.selectSync("select title from tasks where title = 'racing'")).toEqual([{ title: 'racing' }]);
+  });
+
+  it('reports reads on the read-only connection to query listeners like any other', async () => {
+    const { result, queries } = await countQueries(db, () => db.select<{ n: number }>('select count(*) as n from tasks where is_completed = ?', [true]));
+    expect(result).toEqual([{ n: 0 }]);
+    expect(queries).toEqual([{ sql: 'select count(*) as n from tasks where is_completed = ?', params: [1], source: 'read' }]);
+  });
+
+  it('keeps serving cached statements across a schema reset', async () => {
+    const sql = 'select title from tasks order by title';
+    await UnitOfWork.run((uow) => uow.em.insert(Task, { id: randomUUID(), title: 'before reset', created_at: new Date() } as never), { db });
+    expect(await db.select(sql)).toContainEqual({ title: 'before reset' });
+    await db.resetSchema();
+    expect(await db.select(sql)).toEqual([]);
+    await UnitOfWork.run((uow) => uow.em.insert(Task, { id: randomUUID(), title: 'after reset', created_at: new Date() } as never), { db });
+    expect(await db.select(sql)).toEqual([{ title: 'after reset' }]);
+  });
+
+  it.skipIf(!existsSync('/proc/self/fd'))('closes its read-only connection on close()', async () => {
+    const other = await new DatabaseManager().initApp(`sqlite:${join(dir, 'closing.db')}`, false, { entities: fixtureEntities });
+    await other.resetSchema();
+    const before = handlesOn(join(dir, 'closing.db'));
+    await other.select('select count(*) as n from tasks');
+    // The first read opened the read-only connection next to the writer's.
+    expect(handlesOn(join(dir, 'closing.db'))).toBeGreaterThan(before);
+    await other.close();
+    expect(handlesOn(join(dir, 'closing.db'))).toBe(0);
   });
 });

@@ -1,17 +1,44 @@
 /**
- * ModelReader on both databases: row shape, get / getByIds, the include loader strategy (statement
- * counts at two page sizes), and restricted columns left out of the SELECT.
+ * ModelReader on both databases, and on a SQLite file (read through its read-only connection): row
+ * shape, get / getByIds, the include loader strategy (statement counts at two page sizes), and
+ * restricted columns left out of the SELECT.
  */
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ModelReader, runWithContext, ValidationError, ForbiddenError } from '@core/runtime';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatabaseManager, ModelReader, runWithContext, ValidationError, ForbiddenError } from '@core/runtime';
 import { Comment, fixtureEntities, Profile, Project, Task, User } from '../../fixtures/models/index.js';
-import { countQueries, describeEachDatabase } from '../helpers/databases.js';
+import { countQueries, describeEachDatabase, type DatabaseSuite } from '../helpers/databases.js';
 import { bulkTask, insertTasks, rejectsWithoutSql, restrictedContext, seedGraph, statements, type Seeded } from './search-fixtures.js';
 
 const TASK_KEYS = ['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email', 'points', 'due_on', 'due_at', 'project_id', 'created_at'];
 
-describeEachDatabase('ModelReader', { entities: fixtureEntities }, (suite) => {
+describeEachDatabase('ModelReader', { entities: fixtureEntities }, modelReaderTests);
+
+/**
+ * The same tests on a SQLite file: there, reads outside a unit of work go through the database's
+ * read-only connection instead of the pool (`:memory:` has no second connection).
+ */
+describe('ModelReader [sqlite file]', () => {
+  const manager = new DatabaseManager();
+  const suite = { name: 'sqlite', url: '' } as { -readonly [K in keyof DatabaseSuite]: DatabaseSuite[K] };
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'core-reader-'));
+    suite.url = `sqlite:${join(dir, 'app.db')}`;
+    suite.db = await manager.initApp(suite.url, false, { entities: fixtureEntities, cursorSecret: 'test-cursor-secret-0123456789abcdef' });
+    await suite.db.resetSchema();
+  });
+  afterAll(async () => {
+    await manager.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  modelReaderTests(suite);
+});
+
+function modelReaderTests(suite: DatabaseSuite): void {
   let seeded: Seeded;
   let tasks: ModelReader<Task>;
   let bulkIds: string[];
@@ -175,4 +202,4 @@ describeEachDatabase('ModelReader', { entities: fixtureEntities }, (suite) => {
       expect((rows[0]!.comments as unknown[]).length).toBe(1);
     });
   });
-});
+}

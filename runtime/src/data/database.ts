@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { MikroORM, TransactionContext, type EntitySchema, type Options } from '@mikro-orm/core';
 import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex';
 import { silentLogger, type Logger } from '../logging/logger.js';
@@ -55,10 +56,17 @@ export interface InitOptions {
 /** Distinct SELECT texts kept prepared per SQLite connection (query shapes are bounded upstream too). */
 const MAX_PREPARED = 1000;
 
-/** A raw driver connection as the knex client hands it out. */
+/** A better-sqlite3 statement, as far as Core uses it. */
+interface SqliteStatement {
+  all(...params: unknown[]): unknown[];
+}
+
+/** A raw better-sqlite3 connection, as the knex client hands it out or as Core opens it. */
 interface SqliteHandle {
-  prepare(sql: string): { all(...params: unknown[]): unknown[]; raw?: unknown };
-  inTransaction: boolean;
+  prepare(sql: string): SqliteStatement;
+  pragma(source: string, options?: { simple: boolean }): unknown;
+  defaultSafeIntegers(toggle: boolean): unknown;
+  close(): unknown;
 }
 interface PgHandle {
   query(config: { text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
@@ -66,6 +74,51 @@ interface PgHandle {
 interface KnexClient {
   acquireConnection(): Promise<unknown>;
   releaseConnection(conn: unknown): Promise<unknown>;
+}
+/** What Core reads from knex's better-sqlite3 client to open a connection the way it does. */
+interface BetterSqliteClient extends KnexClient {
+  driver: new (filename: string, options: { readonly: boolean; fileMustExist: boolean; nativeBinding?: string }) => SqliteHandle;
+  connectionSettings: { filename: string; options?: { nativeBinding?: string; safeIntegers?: boolean } };
+}
+
+/**
+ * Prepared statements of one SQLite connection by SQL text, at most `max` of them.
+ *
+ * Eviction is second-chance (CLOCK), an approximation of least-recently-used: a hit only sets a flag
+ * on its entry, so the hot path never writes to the Map. When the cache is full, the oldest entry is
+ * dropped unless it was used since it was last looked at; then it loses the flag and moves to the back.
+ * Real LRU would delete and re-insert the entry on every hit, on every read of every request.
+ */
+class StatementCache {
+  private readonly entries = new Map<string, { readonly stmt: SqliteStatement; used: boolean }>();
+
+  constructor(
+    readonly conn: SqliteHandle,
+    private readonly max = MAX_PREPARED,
+  ) {}
+
+  get(sql: string): SqliteStatement {
+    const hit = this.entries.get(sql);
+    if (hit) {
+      hit.used = true;
+      return hit.stmt;
+    }
+    // Prepared before anything is evicted: a statement that does not compile changes nothing.
+    const stmt = this.conn.prepare(sql);
+    if (this.entries.size >= this.max) this.evictOne();
+    this.entries.set(sql, { stmt, used: false });
+    return stmt;
+  }
+
+  /** Ends after at most one pass plus one entry: every entry it moves to the back has lost its flag. */
+  private evictOne(): void {
+    for (const [sql, entry] of this.entries) {
+      this.entries.delete(sql);
+      if (!entry.used) return;
+      entry.used = false;
+      this.entries.set(sql, entry);
+    }
+  }
 }
 
 /**
@@ -79,8 +132,13 @@ export class Database {
   readonly dialect: Dialect;
   readonly cursorSecret: string;
   private readonly listeners = new Set<QueryListener>();
-  private readonly statements = new WeakMap<object, Map<string, ReturnType<SqliteHandle['prepare']>>>();
+  /** Statement caches of the pool's connections (a knex transaction hands out the same ones). */
+  private readonly statements = new WeakMap<SqliteHandle, StatementCache>();
   private readonly pgText = new Map<string, string>();
+  /** The file of a SQLite database on disk, absolute; null for `:memory:` and PostgreSQL. */
+  private readonly sqliteFile: string | null;
+  /** The read-only connection: undefined until first needed, null where reads go through the pool. */
+  private reader: StatementCache | null | undefined;
 
   constructor(
     readonly orm: MikroORM,
@@ -90,6 +148,7 @@ export class Database {
   ) {
     this.dialect = dialect;
     this.cursorSecret = cursorSecret;
+    this.sqliteFile = dialect === 'sqlite' ? fileOf(this.knexClient as BetterSqliteClient) : null;
     this.connection.getKnex().on('query', (q: { sql: string; bindings?: unknown[] }) => {
       this.emit({ sql: q.sql, params: q.bindings ?? [], source: 'orm' });
     });
@@ -97,6 +156,10 @@ export class Database {
 
   get connection(): AbstractSqlConnection {
     return this.orm.em.getConnection() as AbstractSqlConnection;
+  }
+
+  private get knexClient(): KnexClient {
+    return this.connection.getKnex().client as KnexClient;
   }
 
   get platform(): AbstractSqlPlatform {
@@ -122,17 +185,20 @@ export class Database {
    * Runs one SELECT with `?` placeholders and returns plain rows — no entities, no identity map.
    *
    * Inside a transaction (a unit of work) it runs on that transaction, so it sees its own writes and
-   * cannot deadlock on SQLite's single connection. Outside, it borrows a pooled connection, which on
-   * SQLite also waits for any transaction holding the connection: a read never sees another request's
-   * uncommitted rows. SQLite statements are prepared once per connection and reused.
+   * cannot deadlock on SQLite's single connection. Outside, a SQLite database on disk is read through
+   * a read-only connection of its own, synchronously (see `selectSync`); `:memory:` and PostgreSQL
+   * borrow a pooled connection, which on SQLite waits for any transaction holding the connection.
+   * Either way a read never sees another request's uncommitted rows. SQLite statements are prepared
+   * once per connection and reused.
    */
   async select<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
-    const values = params.map((v) => this.toDriverValue(v));
-    this.emit({ sql, params: values, source: 'read' });
+    const trx = this.transactionClient();
+    const reader = trx ? null : this.readConnection();
+    const values = this.report(sql, params);
+    if (reader) return reader.get(sql).all(...values) as R[];
     // Inside a transaction, knex's transaction client hands out that transaction's own connection (and
     // its release is a no-op); outside, the pool's. Either way the statement runs on the raw driver.
-    const trx = TransactionContext.getEntityManager(this.orm.em.name)?.getTransactionContext<{ client: KnexClient }>();
-    const client = trx?.client ?? (this.connection.getKnex().client as KnexClient);
+    const client = trx ?? this.knexClient;
     const conn = await client.acquireConnection();
     try {
       if (this.dialect === 'sqlite') return this.prepared(conn as SqliteHandle, sql).all(...values) as R[];
@@ -143,20 +209,73 @@ export class Database {
     }
   }
 
-  /** Prepared statements per connection, least recently used evicted past `MAX_PREPARED`. */
-  private prepared(conn: SqliteHandle, sql: string) {
-    let cache = this.statements.get(conn);
-    if (!cache) this.statements.set(conn, (cache = new Map()));
-    let stmt = cache.get(sql);
-    if (stmt) {
-      // Re-insert so Map order stays least-recently-used first.
-      cache.delete(sql);
-    } else {
-      stmt = conn.prepare(sql);
-      if (cache.size >= MAX_PREPARED) cache.delete(cache.keys().next().value as string);
+  /**
+   * `select` without a promise, where the answer can be synchronous: outside a transaction, on a
+   * SQLite database on disk (through the read-only connection). Returns undefined, having sent
+   * nothing, where only `select` can read: inside a transaction, on `:memory:` or on PostgreSQL.
+   *
+   * ```ts
+   * const rows = db.selectSync(sql, params) ?? (await db.select(sql, params));
+   * ```
+   */
+  selectSync<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): R[] | undefined {
+    if (this.transactionClient()) return undefined;
+    const reader = this.readConnection();
+    if (!reader) return undefined;
+    return reader.get(sql).all(...this.report(sql, params)) as R[];
+  }
+
+  /** The driver values of `params`, after telling the listeners about the statement. */
+  private report(sql: string, params: readonly unknown[]): unknown[] {
+    const values = params.map((v) => this.toDriverValue(v));
+    if (this.listeners.size > 0) this.emit({ sql, params: values, source: 'read' });
+    return values;
+  }
+
+  /** The knex client of the MikroORM transaction active in this async context, if any. */
+  private transactionClient(): KnexClient | undefined {
+    return TransactionContext.getEntityManager(this.orm.em.name)?.getTransactionContext<{ client: KnexClient }>()?.client;
+  }
+
+  /**
+   * The read-only connection of a SQLite file, opened on first use with the better-sqlite3 module and
+   * settings of MikroORM's own connections. In WAL mode (which the writer connection sets) every
+   * statement reads the last committed snapshot and never waits for, or blocks, the writer. If the file
+   * is not in WAL mode (custom pool options replaced Core's `afterCreate`), a reader and a committing
+   * writer would lock each other out — synchronously, on the event loop — so reads stay on the pool.
+   */
+  private readConnection(): StatementCache | null {
+    if (this.reader !== undefined) return this.reader;
+    this.reader = null;
+    if (this.sqliteFile === null) return null;
+    const client = this.knexClient as BetterSqliteClient;
+    const options = client.connectionSettings.options ?? {};
+    let conn: SqliteHandle;
+    try {
+      conn = new client.driver(this.sqliteFile, {
+        readonly: true,
+        fileMustExist: true,
+        ...(options.nativeBinding !== undefined ? { nativeBinding: options.nativeBinding } : {}),
+      });
+    } catch (err) {
+      // The pool still reads correctly, only slower: better than failing every read.
+      this.logger.warn({ err }, 'could not open the read-only SQLite connection; reads go through the pool');
+      return null;
     }
-    cache.set(sql, stmt);
-    return stmt;
+    if (conn.pragma('journal_mode', { simple: true }) !== 'wal') {
+      conn.close();
+      return null;
+    }
+    if (typeof options.safeIntegers === 'boolean') conn.defaultSafeIntegers(options.safeIntegers);
+    this.reader = new StatementCache(conn);
+    return this.reader;
+  }
+
+  /** The statement cache of one of the pool's SQLite connections. */
+  private prepared(conn: SqliteHandle, sql: string): SqliteStatement {
+    let cache = this.statements.get(conn);
+    if (!cache) this.statements.set(conn, (cache = new StatementCache(conn)));
+    return cache.get(sql);
   }
 
   /** `?` → `$1, $2…` once per distinct statement. Core's SQL never holds a literal `?`. */
@@ -185,6 +304,9 @@ export class Database {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.reader?.conn.close();
+    // Closed for good: a late read goes to the (closed) pool and fails there, instead of reopening.
+    this.reader = null;
     await this.orm.close(true);
   }
 }
@@ -261,6 +383,14 @@ async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> 
   }
   const { PostgreSqlDriver } = await importDriver<typeof import('@mikro-orm/postgresql')>('@mikro-orm/postgresql');
   return { driver: PostgreSqlDriver, clientUrl: target.clientUrl } as Partial<Options>;
+}
+
+/** The absolute path of a SQLite database on disk, or null for an in-memory or temporary one. */
+function fileOf(client: BetterSqliteClient): string | null {
+  const filename = client.connectionSettings.filename;
+  if (filename === '' || filename === ':memory:' || filename.startsWith('file:')) return null;
+  // Resolved now, as the writer connection opened it: a later chdir must not point reads elsewhere.
+  return resolve(filename);
 }
 
 async function importDriver<T>(name: string): Promise<T> {

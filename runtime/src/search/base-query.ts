@@ -131,14 +131,13 @@ export class BaseQuery<M extends Base = Base> {
 
   /** Runs the query; included relations are loaded (to-one joined, to-many one statement each). */
   async execute(): Promise<Row<M>[]> {
-    const { sql, params } = this.toSQL();
-    const rows = await this.db.select<Record<string, unknown>>(sql, params);
+    const rows = await this.fetchRaw();
     return (await materializeRows(this.db, this.init.shape.plan, rows, this.init.limits)) as Row<M>[];
   }
 
   /** @internal Raw rows, for the engine's pagination (it needs the sort values of the last row). */
   async fetchRaw(): Promise<Record<string, unknown>[]> {
     const { sql, params } = this.toSQL();
-    return this.db.select<Record<string, unknown>>(sql, params);
+    return this.db.selectSync<Record<string, unknown>>(sql, params) ?? this.db.select<Record<string, unknown>>(sql, params);
   }
 }

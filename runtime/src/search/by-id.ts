@@ -85,7 +85,8 @@ export async function readByIds(
       sql = `${shape.from} where ${pk} ${size === 1 ? '= ?' : `in ${placeholders(size)}`}`;
       shape.statements.set(mode, sql);
     }
-    rows.push(...(await db.select<Record<string, unknown>>(sql, padValues(chunk, size))));
+    const params = padValues(chunk, size);
+    rows.push(...(db.selectSync<Record<string, unknown>>(sql, params) ?? (await db.select<Record<string, unknown>>(sql, params))));
   }
   const items = await materializeRows(db, shape.plan, rows, limits);
   const byKey = new Map<string, Record<string, unknown>>();

@@ -64,7 +64,7 @@ export async function materializeRows(db: Database, plan: ObjectPlan, rows: read
   const pending = new PendingLoads();
   const out = new Array<Output>(rows.length);
   for (let i = 0; i < rows.length; i++) out[i] = materialize(rows[i]!, plan, pending);
-  await runLoaders(db, pending, limits);
+  if (pending.byLoader.size > 0) await runLoaders(db, pending, limits);
   return out;
 }
 
@@ -77,7 +77,9 @@ async function runLoaders(db: Database, pending: PendingLoads, limits: Readonly<
       const chunk = keys.slice(start, start + CHUNK);
       const size = bucketSize(chunk.length);
       const cap = limits.maxIncludedRows - loaded + 1;
-      const rows = await db.select<RawRow>(loader.head + placeholders(size) + loader.tail, [...padValues(chunk, size), cap]);
+      const sql = loader.head + placeholders(size) + loader.tail;
+      const params = [...padValues(chunk, size), cap];
+      const rows = db.selectSync<RawRow>(sql, params) ?? (await db.select<RawRow>(sql, params));
       loaded += rows.length;
       if (loaded > limits.maxIncludedRows) {
         throw invalid(
