@@ -4,6 +4,7 @@
  * completion through `$schema`.
  */
 import { Type, type Static } from 'typebox';
+import { DECIMAL_DEFAULTS, MAX_DECIMAL_PRECISION } from './decimal.js';
 
 export const FIELD_TYPES = ['uuid', 'string', 'text', 'integer', 'bigint', 'float', 'decimal', 'boolean', 'date', 'datetime', 'json', 'enum'] as const;
 export const RELATION_KINDS = ['many-to-one', 'one-to-one', 'one-to-many', 'many-to-many'] as const;
@@ -26,8 +27,22 @@ export const FieldSchema = Type.Object(
     default: Type.Optional(Type.Union([Scalar, Type.Array(Type.Unknown()), Type.Object({})], { description: 'Default value for create (and for replace when absent)' })),
     max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'Maximum length (string)' })),
     min_length: Type.Optional(Type.Integer({ minimum: 0, description: 'Minimum length (string, text)' })),
-    minimum: Type.Optional(Type.Number({ description: 'Smallest value (integer, float, decimal)' })),
-    maximum: Type.Optional(Type.Number({ description: 'Largest value (integer, float, decimal)' })),
+    minimum: Type.Optional(Type.Number({ description: 'Smallest value (integer, float)' })),
+    maximum: Type.Optional(Type.Number({ description: 'Largest value (integer, float)' })),
+    precision: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_DECIMAL_PRECISION,
+        description: `decimal: total number of digits, 1–${MAX_DECIMAL_PRECISION} (default ${DECIMAL_DEFAULTS.precision})`,
+      }),
+    ),
+    scale: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_DECIMAL_PRECISION,
+        description: `decimal: digits after the point, 0–precision (default ${DECIMAL_DEFAULTS.scale})`,
+      }),
+    ),
     format: Type.Optional(oneOf(['email', 'uri', 'hostname'] as const, 'String format checked on input')),
     values: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description: 'Allowed values (enum)' })),
     index: Type.Optional(Type.Boolean({ description: 'Create an index' })),

@@ -5,6 +5,7 @@
  * generator unless all manifests pass.
  */
 import { Compile } from 'typebox/compile';
+import { decimalPattern, decimalRule, decimalSize, describeDecimal, MAX_DECIMAL_PRECISION } from './decimal.js';
 import { ManifestSchema, type FieldSpec, type Manifest } from './schema.js';
 
 export interface ManifestIssue {
@@ -69,7 +70,7 @@ function structuralIssues(json: unknown): ManifestIssue[] {
         message = `expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${describe(valueAt(json, error.instancePath))}`;
         break;
       case 'type':
-        message = `expected ${String(params.type)}, got ${describe(valueAt(json, error.instancePath))}`;
+        message = `expected ${String(params.type)}, got ${describe(valueAt(json, error.instancePath))}${sizeHint(error.instancePath)}`;
         break;
       case 'pattern':
         message = `${describe(valueAt(json, error.instancePath))} does not match ${String(params.pattern)}${namingHint(error.instancePath)}`;
@@ -79,7 +80,7 @@ function structuralIssues(json: unknown): ManifestIssue[] {
         message = `has an invalid key name (names are lower snake_case, starting with a letter)`;
         break;
       default:
-        message = `${error.message}, got ${describe(valueAt(json, error.instancePath))}`;
+        message = `${error.message}, got ${describe(valueAt(json, error.instancePath))}${sizeHint(error.instancePath)}`;
     }
     const key = `${path}\u0000${message}`;
     if (!issues.has(key)) issues.set(key, { path, message });
@@ -122,6 +123,19 @@ function semanticIssues(m: Manifest): ManifestIssue[] {
     if (f.type !== 'enum' && f.values) add(`${at}.values`, `"values" only applies to enum fields, this one is "${f.type}"`);
     if (f.max_length !== undefined && !['string', 'text'].includes(f.type)) add(`${at}.max_length`, `"max_length" only applies to string and text fields, this one is "${f.type}"`);
     if (f.format !== undefined && f.type !== 'string') add(`${at}.format`, `"format" only applies to string fields, this one is "${f.type}"`);
+    for (const key of ['precision', 'scale'] as const) {
+      if (f[key] !== undefined && f.type !== 'decimal') add(`${at}.${key}`, `"${key}" only applies to decimal fields, this one is "${f.type}"`);
+    }
+    if (f.type === 'decimal') {
+      const { precision, scale } = decimalSize(f);
+      if (scale > precision) {
+        const given = (key: 'precision' | 'scale') => (f[key] === undefined ? ' (the default)' : '');
+        add(
+          `${at}.scale`,
+          `scale ${scale}${given('scale')} is larger than precision ${precision}${given('precision')}: the digits after the point are part of the precision; lower "scale" or raise "precision"`,
+        );
+      }
+    }
     if ('default' in f) {
       const problem = defaultProblem(f);
       if (problem) add(`${at}.default`, problem);
@@ -150,10 +164,16 @@ function defaultProblem(f: FieldSpec): string | null {
     case 'uuid':
     case 'date':
     case 'datetime':
-    case 'decimal':
       if (typeof value !== 'string') return `expected a string default for a ${f.type} field, got ${describe(value)}`;
       if (f.max_length !== undefined && value.length > f.max_length) return `default is longer than max_length ${f.max_length}`;
       return null;
+    case 'decimal': {
+      if (typeof value !== 'string') return `expected a string default for a decimal field (decimals travel as strings, e.g. "0.00"), got ${describe(value)}`;
+      const size = decimalSize(f);
+      // A scale larger than the precision is reported on its own; no pattern can be built for it.
+      if (size.scale > size.precision || new RegExp(decimalPattern(size)).test(value)) return null;
+      return `${describe(value)} does not fit ${describeDecimal(size)}: ${decimalRule(size)}`;
+    }
     case 'enum':
       return typeof value === 'string' && f.values?.includes(value) ? null : `default must be one of ${JSON.stringify(f.values ?? [])}, got ${describe(value)}`;
     case 'integer':
@@ -166,6 +186,15 @@ function defaultProblem(f: FieldSpec): string | null {
     case 'json':
       return null;
   }
+}
+
+/** Structural errors about a decimal's size say what the number means and why it is bounded. */
+function sizeHint(instancePath: string): string {
+  if (/^\/fields\/[^/]+\/precision$/.test(instancePath)) {
+    return ` (precision is the total number of digits, an integer from 1 to ${MAX_DECIMAL_PRECISION}: ${MAX_DECIMAL_PRECISION} is the most SQL Server and Oracle accept, so a manifest stays portable)`;
+  }
+  if (/^\/fields\/[^/]+\/scale$/.test(instancePath)) return ' (scale is the number of digits after the point, an integer from 0 to the precision)';
+  return '';
 }
 
 function namingHint(instancePath: string): string {

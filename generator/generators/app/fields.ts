@@ -3,13 +3,10 @@
  * schemas (input: create/update bodies; output: what endpoints answer). The mapping table is in
  * generator/README.md; every choice the contract leaves open is decided here, once.
  */
+import { decimalPattern, decimalSize, type DecimalSize } from '../../manifest/decimal.js';
 import type { FieldSpec, FieldType } from '../../manifest/schema.js';
 import { array, call, chain, literal, options, str, type Expr, type Literal } from '../../engine/code.js';
 
-/** `decimal` columns: `numeric(12, 2)` (the manifest has no precision yet), sent as strings on the wire. */
-export const DECIMAL_PRECISION = 12;
-export const DECIMAL_SCALE = 2;
-const DECIMAL_PATTERN = `^-?\\d{1,${DECIMAL_PRECISION - DECIMAL_SCALE}}(\\.\\d{1,${DECIMAL_SCALE}})?$`;
 /** `bigint` values travel as strings; 18 digits always fit a signed 64-bit column. */
 const BIGINT_PATTERN = '^-?\\d{1,18}$';
 /** `string` without `max_length`. */
@@ -31,6 +28,8 @@ export interface FieldInfo {
   readonly inOutput: boolean;
   /** The manifest's default in the field's wire type (a bigint default `0` is `'0'`); undefined without one. */
   readonly default: { readonly value: Literal } | undefined;
+  /** A decimal's `numeric(precision, scale)`, defaults applied; undefined for other types. */
+  readonly decimal: DecimalSize | undefined;
 }
 
 export function fieldInfo(name: string, spec: FieldSpec): FieldInfo {
@@ -50,6 +49,7 @@ export function fieldInfo(name: string, spec: FieldSpec): FieldInfo {
     inUpdate: writable && !primary && spec.update !== false,
     inOutput: spec.output !== false,
     default: spec.default === undefined ? undefined : { value: spec.type === 'bigint' && typeof spec.default === 'number' ? String(spec.default) : (spec.default as Literal) },
+    decimal: spec.type === 'decimal' ? decimalSize(spec) : undefined,
   };
 }
 
@@ -82,7 +82,7 @@ export function modelBuilder(f: FieldInfo): Expr {
   const links: (readonly [string, ...Expr[]])[] = [];
   const s = f.spec;
   if (f.type === 'string') links.push(['length', String(s.max_length ?? DEFAULT_STRING_LENGTH)]);
-  if (f.type === 'decimal') links.push(['precision', String(DECIMAL_PRECISION)], ['scale', String(DECIMAL_SCALE)]);
+  if (f.decimal) links.push(['precision', String(f.decimal.precision)], ['scale', String(f.decimal.scale)]);
   if (f.primary) links.push(['primary']);
   if (f.primary && f.type === 'uuid') links.push(['onCreate', '() => randomUUID()']);
   if (f.primary && (f.type === 'integer' || f.type === 'bigint')) links.push(['autoincrement']);
@@ -198,7 +198,8 @@ function typed(f: FieldInfo, mode: Mode, extra: [string, Literal | undefined][])
     case 'bigint':
       return make('String', [['pattern', only(BIGINT_PATTERN)]]);
     case 'decimal':
-      return make('String', [['pattern', only(DECIMAL_PATTERN)]]);
+      // Decimals travel as strings (no digit lost to a float); the pattern holds the column's size.
+      return make('String', [['pattern', only(decimalPattern(f.decimal ?? decimalSize(s)))]]);
     case 'boolean':
       return make('Boolean', []);
     case 'date':

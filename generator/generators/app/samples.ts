@@ -4,6 +4,7 @@
  * the PUT and PATCH checks, a wrongly typed value for the 422 check, and the records that required
  * relations need first (created through their own endpoints, recursively).
  */
+import { decimalSize, type DecimalSize } from '../../manifest/decimal.js';
 import type { FieldSpec, Manifest } from '../../manifest/schema.js';
 import { ManifestError } from '../../manifest/validate.js';
 import { literal, type Expr, type Literal } from '../../engine/code.js';
@@ -40,7 +41,7 @@ export function sampleValue(f: FieldInfo, variant: Variant): Literal {
     case 'bigint':
       return String(42 + variant);
     case 'decimal':
-      return `${12 + variant}.5`;
+      return decimalSample(f.decimal ?? decimalSize(s), variant);
     case 'boolean':
       return variant !== 1;
     case 'date':
@@ -54,6 +55,14 @@ export function sampleValue(f: FieldInfo, variant: Variant): Literal {
       return values[variant % values.length]!;
     }
   }
+}
+
+/** `12.5`, `13.5`, `14.5` in `numeric(12, 2)`; shortened to what a smaller size holds (`1`, `0.5`…). */
+function decimalSample({ precision, scale }: DecimalSize, variant: Variant): string {
+  const integerDigits = precision - scale;
+  const integer = integerDigits >= 2 ? 12 + variant : integerDigits === 1 ? 1 + variant : 0;
+  if (scale === 0) return String(integer);
+  return integerDigits === 0 ? `0.${5 + variant}` : `${integer}.5`;
 }
 
 function textSample(name: string, s: FieldSpec, variant: Variant): string {
