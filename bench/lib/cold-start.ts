@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { request } from 'node:http';
-import { freePort, type ServerSpec } from './servers.js';
+import { freePort, serverEnvironment, type ServerSpec } from './servers.js';
 
 function getStatus(url: string, token: string): Promise<number> {
   return new Promise((resolve) => {
@@ -20,13 +20,13 @@ function getStatus(url: string, token: string): Promise<number> {
 }
 
 /** One measurement in ms; the process is stopped before returning. */
-export async function measureColdStart(spec: ServerSpec, dbPath: string, path: string, token: string): Promise<number> {
+export async function measureColdStart(spec: ServerSpec, databaseUrl: string, path: string, token: string): Promise<number> {
   const port = await freePort();
   const devNull = openSync('/dev/null', 'w');
   const started = performance.now();
   const child = spawn(process.execPath, [spec.entry], {
     cwd: spec.cwd,
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...spec.env, ...spec.portEnv(port), ...spec.dbEnv(dbPath) },
+    env: serverEnvironment(spec, port, databaseUrl),
     stdio: ['ignore', devNull, 'ignore'],
   });
   closeSync(devNull);

@@ -7,10 +7,26 @@ import { fileURLToPath } from 'node:url';
 /** Repository root (bench/lib/ → ../../). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Where bundled servers go: inside the repo so their bare imports resolve from its node_modules. */
-export const BUILD_DIR = fileURLToPath(new URL('../.build/', import.meta.url));
+/**
+ * Where this run's bundled servers go: inside the repo so their external imports resolve from its
+ * node_modules, and one folder per process so concurrent runs do not overwrite each other's bundles.
+ */
+export const BUILD_DIR = fileURLToPath(new URL(`../.build/${process.pid}/`, import.meta.url));
 
 export const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
+
+/** The databases the bench can run on; `--db both` runs SQLite first, then PostgreSQL. */
+export type DatabaseKind = 'sqlite' | 'postgresql';
+
+/**
+ * Where the PostgreSQL part connects to create (and drop) its throwaway databases: a server with trust
+ * auth. `CORE_BENCH_PG_URL` wins, then the test suites' `CORE_TEST_PG_URL`; without either, database
+ * `test` on 127.0.0.1:5432, then `postgres` on the same server.
+ */
+export const PG_ADMIN_URLS: readonly string[] = (() => {
+  const configured = process.env['CORE_BENCH_PG_URL'] ?? process.env['CORE_TEST_PG_URL'];
+  return configured ? [configured] : ['postgresql://postgres@127.0.0.1:5432/test', 'postgresql://postgres@127.0.0.1:5432/postgres'];
+})();
 
 /** Rows in the seeded `tasks` table. */
 export const ROW_COUNT = 100_000;
@@ -27,7 +43,7 @@ export const CONNECTIONS = 10;
 /** HS256 key shared by the three servers and the token signer (≥ 32 chars: production refuses less). */
 export const SECRET_KEY = 'bench-secret-key-0123456789abcdef-0123456789abcdef';
 
-/** The fixture app's policies; the raw and MikroORM servers read the same file. */
+/** The fixture app's policies: the baselines read this file, the generated Core project gets a copy of it. */
 export const POLICIES_PATH = fileURLToPath(new URL('../../fixtures/apps/tasks/src/policies.json', import.meta.url));
 
 /** The word the search's `ilike` looks for; the seed puts it in about 10% of titles. */

@@ -12,6 +12,7 @@ import { SourceMap } from 'node:module';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT } from './config.js';
+import { PROJECT_NAME } from './project.js';
 
 interface CallFrame {
   functionName: string;
@@ -58,7 +59,8 @@ const LAYERS: [string, RegExp][] = [
   ['unit of work (writes)', /^runtime\/src\/(uow|events)\//],
   ['SQL (SQLite execution, Database.select, pool, ORM)', /^runtime\/src\/data\/database\.ts|node_modules\/(better-sqlite3|knex|tarn|@mikro-orm)\//],
   ['serialization (schema serializer, envelope)', /^runtime\/src\/schema\/|^runtime\/src\/http\/core-json-response\.ts|node_modules\/fast-json-stringify\//],
-  ['Core HTTP (CoreAPIRoute guard, Vary, body parser, errors)', /^runtime\/src\/http\/|^runtime\/src\/kernel\/|^fixtures\//],
+  // The generated project's own files (its routers, plugin, main.ts) count with Core's HTTP layer.
+  ['Core HTTP (CoreAPIRoute guard, Vary, body parser, errors)', new RegExp(`^runtime/src/(http|kernel)/|^fixtures/|(^|/)${PROJECT_NAME}/src/`)],
   ['logging (pino, request line)', /^runtime\/src\/logging\/|node_modules\/(pino|pino-std-serializers|sonic-boom|fast-redact|@pinojs|quick-format-unescaped|thread-stream|on-exit-leak-free|fast-safe-stringify)\//],
   ['Fastify (routing, hooks, validation, reply)', /node_modules\/(fastify|find-my-way|avvio|@fastify|ajv|ajv-formats|fast-querystring|fast-uri|secure-json-parse|light-my-request|toad-cache|process-warning|rfdc|abstract-logging|ret|safe-regex2|fast-decode-uri-component|json-schema-ref-resolver|fastify-plugin)\//],
   ['Node HTTP, net, streams, event loop', /^node:(_http|http|net|stream|events|internal\/(http|streams|stream_base_commons|timers|process\/task_queues|net|dns|url|validators|errors|util|buffer|event_target|perf))/],

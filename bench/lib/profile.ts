@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- --profile`: CPU profiles of the Core server under load, one fresh process per
- * endpoint (GET by id, list, search, create), with the raw server profiled the same way as the floor.
+ * `npm run bench -- --profile`: CPU profiles of the Core server under load on SQLite, one fresh process
+ * per endpoint (GET by id, list, search, create), with the raw server profiled the same way as the floor.
  *
  * Each server runs with `node --cpu-prof` (500 µs sampling) and a preload that turns SIGTERM into a
  * normal exit so the profile is written. After a warm-up, one autocannon run is the measured window;
@@ -39,7 +39,7 @@ async function profileOne(spec: ServerSpec, endpoint: Endpoint, seedDb: string, 
   const file = `${spec.name}-${endpoint.name}.cpuprofile`;
   rmSync(join(PROFILE_DIR, file), { force: true });
   const server = await startServer(spec, {
-    dbPath,
+    databaseUrl: `sqlite:${dbPath}`,
     nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${file}`, '--cpu-prof-interval=500', '--import', pathToFileURL(join(BUILD_DIR, 'exit-on-sigterm.mjs')).href],
   });
   const inputs = { sampleId, deepCursor: '' };

@@ -37,6 +37,19 @@ export interface TargetCheck {
   met: boolean | null;
 }
 
+/** The PostgreSQL part of latest.json: the same endpoint keys as SQLite's, `raw_rps` being the raw `pg` baseline. */
+export interface PostgresResults {
+  endpoints: Record<string, EndpointSummary>;
+  peak_rss_mb: number | null;
+  /** The ratio and RSS goals, evaluated on PostgreSQL for information (the issue states them for SQLite). */
+  targets: TargetCheck[];
+  run: Record<string, unknown>;
+}
+
+/**
+ * latest.json. The top level is the SQLite run (empty `endpoints` and null measurements when only
+ * PostgreSQL ran); `postgresql` is there when that part ran, or says why it was skipped.
+ */
 export interface Results {
   endpoints: Record<string, EndpointSummary>;
   cold_start_ms: number | null;
@@ -45,6 +58,7 @@ export interface Results {
   startapp_ms: number | null;
   targets: TargetCheck[];
   run: Record<string, unknown>;
+  postgresql?: PostgresResults | { skipped: string };
 }
 
 export function median(values: readonly number[]): number {
@@ -127,16 +141,16 @@ function pad(text: string, width: number, right = false): string {
 const num = (n: number | null | undefined, digits = 0): string =>
   n === null || n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-/** The table printed at the end of a run (also pasted into docs/performance.md). */
-export function formatTable(results: Results): string {
-  const header = ['endpoint', 'Core req/s', 'p99 ms', 'RSS MB', '× raw', '× hand-written', 'raw req/s', 'MikroORM req/s'];
-  const widths = [36, 11, 7, 7, 6, 15, 10, 15];
+/** The table printed at the end of a run (also pasted into docs/performance.md); one per database. */
+export function formatTable(endpoints: Record<string, EndpointSummary>, rawLabel = 'raw req/s'): string {
+  const header = ['endpoint', 'Core req/s', 'p99 ms', 'RSS MB', '× raw', '× hand-written', rawLabel, 'MikroORM req/s'];
+  const widths = [36, 11, 7, 7, 6, 15, Math.max(10, rawLabel.length), 15];
   const lines = [
     `| ${header.map((h, i) => pad(h, widths[i]!, i > 0)).join(' | ')} |`,
     `|${widths.map((w, i) => (i > 0 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
   ];
   for (const endpoint of ENDPOINTS) {
-    const s = results.endpoints[endpoint.name];
+    const s = endpoints[endpoint.name];
     if (!s) continue;
     const flag = s.failures > 0 ? ` (${s.failures} failed)` : '';
     const cells = [

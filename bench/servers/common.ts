@@ -1,5 +1,5 @@
 /**
- * What the two baseline servers (raw.ts, mikro.ts) share, written the way a careful hand-written
+ * What the baseline servers (raw.ts, raw-pg.ts, mikro.ts) share, written the way a careful hand-written
  * Fastify app would do it — no Core code:
  *
  * - **Logging**: Fastify's pino logger at `info`, JSON to stdout (the bench sends it to /dev/null), one
@@ -22,7 +22,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 export interface ServerEnv {
   port: number;
   host: string;
-  dbPath: string;
+  /** `sqlite:<path>` or `postgresql://…`, the same variable Core reads. */
+  databaseUrl: string;
   secret: string;
   policiesPath: string;
 }
@@ -31,16 +32,26 @@ export interface ServerEnv {
 export function serverEnv(): ServerEnv {
   const need = (name: string): string => {
     const value = process.env[name];
-    if (!value) throw new Error(`${name} is not set: the bench passes PORT, DB_PATH, SECRET_KEY and POLICIES_PATH`);
+    if (!value) throw new Error(`${name} is not set: the bench passes PORT, DATABASE_URL, SECRET_KEY and POLICIES_PATH`);
     return value;
   };
   return {
     port: Number(need('PORT')),
     host: process.env['HOST'] ?? '127.0.0.1',
-    dbPath: need('DB_PATH'),
+    databaseUrl: need('DATABASE_URL'),
     secret: need('SECRET_KEY'),
     policiesPath: need('POLICIES_PATH'),
   };
+}
+
+/** The file of a `sqlite:<path>` URL; anything else is a bench wiring error. */
+export function sqlitePath(databaseUrl: string): string {
+  if (!databaseUrl.startsWith('sqlite:')) throw new Error(`expected DATABASE_URL=sqlite:<path>, got ${databaseUrl}`);
+  return databaseUrl.slice('sqlite:'.length);
+}
+
+export function isPostgres(databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//.test(databaseUrl);
 }
 
 /** The output fields, in Core's order; none required so left-out (restricted) columns are skipped. */

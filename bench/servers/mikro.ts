@@ -1,18 +1,21 @@
 /**
- * The hand-written baseline: Fastify 5 + MikroORM 6.6.16 (better-sqlite driver), written the way the
- * MikroORM docs suggest — what a team without Core would build:
+ * The hand-written baseline: Fastify 5 + MikroORM 6.6.16, written the way the MikroORM docs suggest —
+ * what a team without Core would build. The driver follows DATABASE_URL: better-sqlite for
+ * `sqlite:<path>`, postgresql for `postgresql://…` (MikroORM's default pool: at most 10 connections).
  * - logging, JWT (fast-jwt, its cache on), policies, envelope and response schemas as in common.ts;
  * - `orm.em.fork()` per request, entities hydrated into the fork's identity map;
  * - restricted callers: partial loading (`fields`) leaves `assignee_email` out of the SELECT;
  * - list and search pages with `em.findByCursor` (`includeCount: false`; MikroORM's own base64url
  *   JSON cursors), offset pages with `em.find` + `Cursor.for` for `next_cursor`;
- * - search filters translated to a `FilterQuery` (`ilike` → `$like`: SQLite's LIKE already ignores
- *   ASCII case; MikroORM cannot escape `%`/`_`, which the bench's value does not contain);
+ * - search filters translated to a `FilterQuery`: `ilike` → `$ilike` on PostgreSQL; on SQLite, whose
+ *   LIKE already ignores ASCII case and which has no ILIKE, `$like`. MikroORM cannot escape `%`/`_`,
+ *   which the bench's value does not contain;
  * - create: `em.create` + `em.flush()` (one implicit transaction), 201 + `Location`.
  */
 import { randomUUID } from 'node:crypto';
 import { Cursor, defineEntity, MikroORM, p, QueryOrder, type FilterQuery, type InferEntity } from '@mikro-orm/core';
 import { BetterSqliteDriver } from '@mikro-orm/better-sqlite';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import {
   BadSearch,
   CreateBodySchema,
@@ -21,6 +24,7 @@ import {
   fail,
   installErrorHandler,
   isGroup,
+  isPostgres,
   listen,
   ListQuerySchema,
   normalizePriority,
@@ -28,6 +32,7 @@ import {
   OneTaskResponse,
   SearchBodySchema,
   serverEnv,
+  sqlitePath,
   TASK_FIELDS,
   TaskListResponse,
   visibleFields,
@@ -54,19 +59,23 @@ const TaskEntity = defineEntity({
 type Task = InferEntity<typeof TaskEntity>;
 
 const env = serverEnv();
-const orm = await MikroORM.init({
-  driver: BetterSqliteDriver,
-  dbName: env.dbPath,
-  entities: [TaskEntity],
-  allowGlobalContext: false,
-  forceUtcTimezone: true,
-  pool: {
-    afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
-      conn.pragma('journal_mode = WAL');
-      done(null, conn);
-    },
-  },
-});
+const postgres = isPostgres(env.databaseUrl);
+const common = { entities: [TaskEntity], allowGlobalContext: false, forceUtcTimezone: true };
+const orm = postgres
+  ? await MikroORM.init({ ...common, driver: PostgreSqlDriver, clientUrl: env.databaseUrl })
+  : await MikroORM.init({
+      ...common,
+      driver: BetterSqliteDriver,
+      dbName: sqlitePath(env.databaseUrl),
+      pool: {
+        afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+          conn.pragma('journal_mode = WAL');
+          done(null, conn);
+        },
+      },
+    });
+/** The operator a case-insensitive substring match needs on this database. */
+const ilike = postgres ? '$ilike' : '$like';
 const meta = orm.getMetadata().get<Task>('Task');
 
 /** Partial loading for restricted callers; unrestricted callers load the whole entity. */
@@ -127,7 +136,7 @@ function toFilter(nodes: readonly SearchNode[], restricted: Set<string>): Filter
       throw new BadSearch(`cannot filter on ${node.field}`);
     }
     if (node.op === 'eq') return { [node.field]: node.value } as FilterQuery<Task>;
-    if (node.op === 'ilike' && typeof node.value === 'string') return { [node.field]: { $like: `%${node.value}%` } } as FilterQuery<Task>;
+    if (node.op === 'ilike' && typeof node.value === 'string') return { [node.field]: { [ilike]: `%${node.value}%` } } as FilterQuery<Task>;
     throw new BadSearch(`unsupported filter ${node.op} on ${node.field}`);
   });
 }

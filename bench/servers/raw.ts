@@ -35,6 +35,7 @@ import {
   OneTaskResponse,
   SearchBodySchema,
   serverEnv,
+  sqlitePath,
   TASK_FIELDS,
   TaskListResponse,
   visibleFields,
@@ -49,7 +50,7 @@ import {
 type Row = Record<string, unknown>;
 
 const env = serverEnv();
-const db = new Database(env.dbPath);
+const db = new Database(sqlitePath(env.databaseUrl));
 db.pragma('journal_mode = WAL');
 
 const statements = new Map<string, Database.Statement>();
