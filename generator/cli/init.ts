@@ -28,7 +28,8 @@ export function initCommand(): Command {
       'after',
       `
 Creates src/main.ts, .env (with a fresh SECRET_KEY), .env.example, package.json, tsconfig.json,
-src/policies.json, test/smoke.test.ts, README.md, dev.db (SQLite) and vendor/ (the Core runtime package).
+src/policies.json, test/smoke.test.ts, scripts/build.mjs (the production build), README.md,
+dev.db (SQLite) and vendor/ (the Core runtime package).
 Refuses a folder that exists and is not empty.
 
 Examples:

@@ -74,13 +74,16 @@ export function describeFixtureApp(title: string, body: (ctx: FixtureApp) => voi
         env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent', ...options.env },
       });
       const setup = vi.spyOn(Kernel.prototype, 'setup');
+      // buildApp reads the environment before applying `settings`: without a SECRET_KEY there it would warn.
+      vi.stubEnv('SECRET_KEY', SECRET);
       let app: FastifyInstance;
       let kernel: unknown;
       try {
-        app = await buildApp(settings);
+        app = await buildApp({ settings });
         kernel = setup.mock.contexts.at(-1);
       } finally {
         setup.mockRestore();
+        vi.unstubAllEnvs();
       }
       if (!(kernel instanceof Kernel)) throw new Error('buildApp did not call kernel.setup(app)');
       await dbManager.db.resetSchema();

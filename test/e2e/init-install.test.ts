@@ -2,15 +2,18 @@
  * One real project, installed from the npm registry: `core init demo` with its `npm install`
  * (compiling better-sqlite3 takes a minute or two), then the checks only an installed project
  * allows — one copy of the ORM and of Fastify, the project's own smoke test and type check, the
- * migration runner, and the dev server. Needs network access to the registry. Slow: one install only.
+ * migration runner, the dev server, and the production build (`npm run build`, then
+ * `node dist/main.js`). Needs network access to the registry. Slow: one install only.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORE_BIN, core, lines, tempDir } from '../helpers/cli.js';
 
 const INSTALL_TIMEOUT = 15 * 60_000;
+/** tsc, tsx and esbuild runs: seconds on a quiet machine, more than vitest's default 30 s on a busy one. */
+const TOOL_TIMEOUT = 180_000;
 const dir = tempDir('core-e2e-');
 const project = join(dir.path, 'demo');
 let init: Awaited<ReturnType<typeof core>>;
@@ -66,7 +69,7 @@ describe('core init demo (real npm install)', () => {
     const test = inProject('npm', ['test']);
     expect(test.output).toMatch(/Tests\s+3 passed/);
     expect(test.code).toBe(0);
-  });
+  }, TOOL_TIMEOUT);
 
   it('writes, applies and then finds no migration through the runner shipped in the runtime', async () => {
     // A hand-written model (independent of the app generator): the runner loads it through src/main.ts.
@@ -108,13 +111,13 @@ export const NoteSchema = defineModel(Note, {
     const upAgain = inProject('npm', ['run', '-s', 'migrate']);
     expect(upAgain.output).toContain('No pending migrations: the database is up to date.');
     expect(upAgain.code).toBe(0);
-  });
+  }, TOOL_TIMEOUT);
 
   it('type-checks (npx tsc --noEmit), migrations included', () => {
     const tsc = inProject('npx', ['tsc', '--noEmit']);
     expect(tsc.output.trim()).toBe('');
     expect(tsc.code).toBe(0);
-  });
+  }, TOOL_TIMEOUT);
 
   it('core run serves the app, prints its URLs and leaves no process behind on SIGTERM', async () => {
     const port = 18_000 + Math.floor(Math.random() * 2000);
@@ -143,7 +146,98 @@ export const NoteSchema = defineModel(Note, {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   }, 60_000);
+
+  describe('production build (npm run build, node dist/main.js)', () => {
+    beforeAll(async () => {
+      // A real app with writes: the template task app, its migration applied to dev.db.
+      const startapp = await core(['startapp', 'tasks', '--template'], { cwd: project });
+      expect(startapp.code, startapp.stderr).toBe(0);
+    }, 120_000);
+
+    it('type-checks src/ and bundles it into dist/main.js with the ORM, the drivers and pino left external', () => {
+      const build = inProject('npm', ['run', 'build']);
+      expect(build.code, build.output).toBe(0);
+      expect(build.output).toContain('tsc -p tsconfig.build.json && node scripts/build.mjs');
+      expect(readdirSync(join(project, 'dist')).sort()).toEqual(['main.js', 'main.js.map']);
+      const bundle = readFileSync(join(project, 'dist/main.js'), 'utf8');
+      for (const external of ['@mikro-orm/core', 'pino', '@fastify/swagger-ui']) expect(bundle).toContain(`from "${external}"`);
+      // Fastify, TypeBox and the runtime are inside the bundle, not loaded from node_modules.
+      for (const bundled of ['fastify', 'typebox', '@core/runtime']) expect(bundle).not.toMatch(new RegExp(`from "${bundled}"|require\\("${bundled}"\\)`));
+    }, TOOL_TIMEOUT);
+
+    it('leaves the migration runner working from the sources (npm run migrate)', () => {
+      const up = inProject('npm', ['run', '-s', 'migrate']);
+      expect(up.output).toMatch(/^Applied Migration\d{14}$/m);
+      expect(up.code).toBe(0);
+    }, TOOL_TIMEOUT);
+
+    it('serves in production: a create (one @mikro-orm/core), a read, the docs, JSON logs, exit 0 on SIGTERM', async () => {
+      const token = (await core(['token', '--role', 'admin'], { cwd: project })).stdout.trim();
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      // SECRET_KEY comes from .env; the real environment's ENVIRONMENT wins over its `development`.
+      const server = await startBuilt({ ENVIRONMENT: 'production' });
+      try {
+        const created = await fetch(`${server.baseUrl}/tasks/`, { method: 'POST', headers, body: JSON.stringify({ title: 'Ship it' }) });
+        const body = (await created.json()) as { data: { id: string; title: string } };
+        expect(created.status, JSON.stringify(body)).toBe(201);
+        const read = await fetch(`${server.baseUrl}/tasks/${body.data.id}`, { headers });
+        expect(read.status).toBe(200);
+        expect(((await read.json()) as { data: unknown }).data).toMatchObject({ id: body.data.id, title: 'Ship it' });
+        // The Swagger UI serves its page from its own package folder (external).
+        expect((await fetch(`${server.baseUrl}/docs/static/index.html`)).status).toBe(200);
+        expect((await fetch(`${server.baseUrl}/docs/json`)).status).toBe(200);
+        server.child.kill('SIGTERM');
+        expect(await server.exited).toBe(0);
+        const logLine = server.output().split('\n').find((line) => line.includes('Server listening'));
+        expect(JSON.parse(logLine!)).toMatchObject({ level: 30, msg: expect.stringContaining('Server listening') });
+      } finally {
+        if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      }
+    }, 60_000);
+
+    it('serves in development too (pretty logs through pino-pretty in a worker thread)', async () => {
+      const server = await startBuilt({});
+      try {
+        // The worker thread writes a moment later than the server answers.
+        for (let i = 0; i < 50 && !server.output().includes('Server listening'); i++) await new Promise((r) => setTimeout(r, 100));
+        expect(server.output()).toMatch(/INFO.*Server listening/);
+        server.child.kill('SIGTERM');
+        expect(await server.exited).toBe(0);
+      } finally {
+        if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      }
+    }, 60_000);
+  });
 });
+
+/** A server started from the production build, answering on `baseUrl`. */
+interface BuiltServer {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  /** Resolves with the exit code once the process has ended. */
+  exited: Promise<number | null>;
+}
+
+/** `node dist/main.js` in the project with `env` on top of the runner's, once it answers GET /health. */
+async function startBuilt(env: Record<string, string>): Promise<BuiltServer> {
+  const port = 20_000 + Math.floor(Math.random() * 2000);
+  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY' && key !== 'ENVIRONMENT'));
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: project, env: { ...base, NO_COLOR: '1', PORT: String(port), ...env } });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 150; i++) {
+    if (child.exitCode !== null) break;
+    const status = await fetch(`${baseUrl}/health`).then((r) => r.status, () => 0);
+    if (status === 200) return { child, baseUrl, output: () => output, exited };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`node dist/main.js did not answer GET /health:\n${output}`);
+}
 
 /** PIDs of every process below `pid` (Linux /proc). */
 function descendantsOf(pid: number): number[] {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { core, lines, snapshot, tempDir } from '../helpers/cli.js';
+import { core, lines, REPO_ROOT, snapshot, tempDir } from '../helpers/cli.js';
 
 // The first `core init` of a run may build and pack the runtime package (tsc): allow for it.
 const SLOW = 180_000;
@@ -48,6 +48,7 @@ describe('core init <name> --no-install', () => {
         'README.md',
         'dev.db',
         'package.json',
+        'scripts/build.mjs',
         'src/apps/.gitkeep',
         'src/main.ts',
         'src/policies.json',
@@ -87,6 +88,21 @@ describe('core init <name> --no-install', () => {
     expect(pkg.allowScripts).toMatchObject({ 'better-sqlite3': true, esbuild: true });
   });
 
+  it('builds for production with its own esbuild script, after a type check, and starts the bundle', () => {
+    const pkg = JSON.parse(read('package.json')) as PackageJson;
+    expect(pkg.scripts).toMatchObject({ build: 'tsc -p tsconfig.build.json && node scripts/build.mjs', start: 'node dist/main.js', typecheck: 'tsc --noEmit' });
+    // The same esbuild as this repository's (and so the one tsx, also a devDependency, accepts).
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
+    expect(pkg.devDependencies.esbuild).toBe(root.dependencies.esbuild);
+    const script = read('scripts/build.mjs');
+    expect(script).toContain("entryPoints: ['src/main.ts']");
+    expect(script).toContain("outfile: 'dist/main.js'");
+    for (const external of ["'@mikro-orm/*'", "'knex'", "'better-sqlite3'", "'pg'", "'pino'", "'@fastify/swagger-ui'"]) expect(script).toContain(external);
+    // tsc only checks: nothing it could emit would end up next to the bundle.
+    expect(JSON.parse(read('tsconfig.json'))).toMatchObject({ compilerOptions: { noEmit: true } });
+    expect(JSON.parse(read('tsconfig.build.json'))).toEqual({ extends: './tsconfig.json', include: ['src'], exclude: ['src/**/*.test.ts'] });
+  });
+
   it('packs the built runtime (dist, migration runner) and no sources into the tarball', () => {
     const tarball = readdirSync(join(project, 'vendor'))[0]!;
     const entries = execFileSync('tar', ['-tzf', join(project, 'vendor', tarball)], { encoding: 'utf8' }).split('\n');
@@ -120,7 +136,7 @@ describe('core init <name> --no-install', () => {
       'kernel.setup(app)',
       'app.register(ScopedDependencyMiddleware)',
       'app.register(RequestLogMiddleware)',
-      'app.register(coreContextPlugin, { secret: settings.secretKey, policies })',
+      'app.register(coreContextPlugin, { secret: settings.secretKey, policies: overrides.policies ?? policies })',
       'useCoreRequest(app)',
       'app.setErrorHandler(appExceptionHandler)',
       'app.setNotFoundHandler(notFoundHandler)',

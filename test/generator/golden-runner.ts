@@ -11,6 +11,7 @@ import { ManagedFiles } from '../../generator/engine/managed-files.js';
 import { Tree, type Change } from '../../generator/engine/tree.js';
 import { registerPlugin } from '../../generator/ast/register-plugin.js';
 import { appPlugin, generateApp } from '../../generator/generators/app/index.js';
+import { render } from '../../generator/engine/render.js';
 import { loadManifests, manifestMap } from '../../generator/project/manifests.js';
 import { appDir, MAIN_FILE } from '../../generator/project/root.js';
 
@@ -79,4 +80,21 @@ export function readTree(dir: string): Map<string, string> {
   };
   if (existsSync(dir)) walk(dir);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** The project name the cases' inputs were generated with (it appears in src/main.ts's header). */
+const PROJECT_NAME = 'golden';
+
+/**
+ * What a case's `input/src/main.ts` must be: the `core init` entry point of today's template, with the
+ * same plugins registered as `core startapp` would (the ones the current file registers, in order).
+ * Cases start from a generated project; keeping them on the current template means a change of the
+ * template reaches every expected tree (and the fixture app) through `UPDATE_GOLDEN=1`.
+ */
+export function expectedInputMain(current: string): string {
+  let main = render('project/main.ts.hbs', { projectName: PROJECT_NAME });
+  for (const [, module] of current.matchAll(/^import \{ \w+Plugin \} from '\.\/apps\/([\w-]+)\/plugin\.js';$/gm)) {
+    main = registerPlugin(main, appPlugin(module!), MAIN_FILE).content;
+  }
+  return main;
 }

@@ -1,42 +1,14 @@
 /**
  * Runs a suite against the generated relation-graph project (`fixtures/golden/relation-graph/expected`)
- * once per database, over real HTTP (`app.listen` on an ephemeral port + `fetch`).
- *
- * The generated `main.ts` imports `./policies.json` with no way to pass other policies, and these tests
- * need roles that restrict relations. So `buildRelationApp` below wires the same six plugins in the same
- * seven steps as that `main.ts` (minus the Swagger UI, which nothing here reads), with the policies
- * given in the test. Everything else — models, schemas, repositories, services, routers, plugins — is
- * the generated code itself.
+ * once per database, over real HTTP (`app.listen` on an ephemeral port + `fetch`). The app is the
+ * generated code itself — its `buildApp` from `src/main.ts`, with the policies below in place of its
+ * `policies.json`, since these tests need roles that restrict relations.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
-import {
-  appExceptionHandler,
-  coreContextPlugin,
-  CoreLogController,
-  dbManager,
-  Kernel,
-  loadSettings,
-  notFoundHandler,
-  registerDbEventDispatcher,
-  RequestLogMiddleware,
-  ScopedDependencyMiddleware,
-  setupLogging,
-  signToken,
-  useCoreRequest,
-  type Database,
-  type PolicyDocument,
-  type QueryEvent,
-  type Settings,
-} from '@core/runtime';
-import { ProjectsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/projects/plugin.js';
-import { TasksPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/tasks/plugin.js';
-import { CommentsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/comments/plugin.js';
-import { LabelsPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/labels/plugin.js';
-import { UsersPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/users/plugin.js';
-import { ProfilesPlugin } from '../../fixtures/golden/relation-graph/expected/src/apps/profiles/plugin.js';
+import { afterAll, beforeAll, beforeEach, vi } from 'vitest';
+import { dbManager, loadSettings, signToken, type Database, type PolicyDocument, type QueryEvent } from '@core/runtime';
+import { buildApp } from '../../fixtures/golden/relation-graph/expected/src/main.js';
 import { countQueries, describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
 export const SECRET = 'r'.repeat(48);
@@ -55,31 +27,6 @@ export const POLICIES: PolicyDocument = {
 };
 
 export type Role = 'admin' | 'noproject' | 'nobudget' | 'anonymous';
-
-/** Same wiring as the generated `src/main.ts`, with the policies passed in. */
-export async function buildRelationApp(settings: Settings, policies: PolicyDocument): Promise<FastifyInstance> {
-  const logger: FastifyBaseLogger = pino(setupLogging({ environment: settings.environment, level: settings.logLevel }));
-  await dbManager.initApp(settings.databaseUrl, settings.isDevelopment, { logger });
-  const kernel = new Kernel({ logger });
-  kernel.addPlugin(new ProjectsPlugin());
-  kernel.addPlugin(new TasksPlugin());
-  kernel.addPlugin(new CommentsPlugin());
-  kernel.addPlugin(new LabelsPlugin());
-  kernel.addPlugin(new UsersPlugin());
-  kernel.addPlugin(new ProfilesPlugin());
-  registerDbEventDispatcher(kernel.dispatcher);
-  const app = Fastify({ loggerInstance: logger, logController: new CoreLogController() });
-  app.addHook('onClose', async () => dbManager.close());
-  await app.register(kernel.lifespan);
-  await kernel.setup(app);
-  await app.register(ScopedDependencyMiddleware);
-  await app.register(RequestLogMiddleware);
-  await app.register(coreContextPlugin, { secret: settings.secretKey, policies });
-  useCoreRequest(app);
-  app.setErrorHandler(appExceptionHandler);
-  app.setNotFoundHandler(notFoundHandler);
-  return app;
-}
 
 export type Json = Record<string, unknown>;
 
@@ -114,7 +61,14 @@ export function describeRelationApp(title: string, body: (ctx: RelationApp) => v
 
     beforeAll(async () => {
       const settings = loadSettings({ env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
-      const app = await buildRelationApp(settings, POLICIES);
+      // buildApp reads the environment before applying `settings`: without a SECRET_KEY there it would warn.
+      vi.stubEnv('SECRET_KEY', SECRET);
+      let app: FastifyInstance;
+      try {
+        app = await buildApp({ settings, policies: POLICIES });
+      } finally {
+        vi.unstubAllEnvs();
+      }
       await dbManager.db.resetSchema();
       await app.listen({ port: 0, host: '127.0.0.1' });
       const { port } = app.server.address() as AddressInfo;

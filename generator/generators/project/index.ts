@@ -48,6 +48,7 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     ['package.json', 'package.json.hbs'],
     ['tsconfig.json', 'tsconfig.json.hbs'],
     ['tsconfig.build.json', 'tsconfig.build.json.hbs'],
+    ['scripts/build.mjs', 'build.mjs.hbs'],
     ['README.md', 'README.md.hbs'],
   ];
   for (const [path, template] of files) tree.write(path, render(`project/${template}`, { ...data, databaseSection }), 'refuse');
