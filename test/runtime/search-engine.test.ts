@@ -159,6 +159,28 @@ describeEachDatabase('SearchEngine', { entities: fixtureEntities }, (suite) => {
       expect(detail.reason).toBe('unknown_field');
     });
 
+    it('binds cursors to a handler value of any JSON shape, whatever the order of its keys', async () => {
+      const between: FieldHandler = ({ value, column }) => {
+        const { min, max } = value as { min: number; max: number };
+        return { sql: `${column('points')} between ? and ?`, params: [min, max] };
+      };
+      const ranged = new SearchEngine(suite.db, Task).registerHandler('points_between', between);
+      const request = (value: unknown, cursor?: string): SearchRequest => ({
+        filters: [{ field: 'points_between', op: 'eq', value }],
+        sort: [{ field: 'points' }],
+        limit: 2,
+        ...(cursor ? { cursor } : {}),
+      });
+      const first = await ranged.search(request({ min: 1, max: 5 }));
+      expect(first.items.map((r) => r.points)).toEqual([1, 2]);
+      const next = await ranged.search(request({ max: 5, min: 1 }, first.nextCursor!));
+      expect(next.items.map((r) => r.points)).toEqual([3, 3]);
+      for (const other of [{ min: 2, max: 5 }, { min: 1, max: 5, step: 1 }, [1, 5], '1-5']) {
+        const detail = await rejectsWithoutSql(suite.db, () => ranged.search(request(other, first.nextCursor!)), ValidationError);
+        expect(detail).toMatchObject({ path: 'cursor', reason: 'cursor_mismatch' });
+      }
+    });
+
     it('refuses a handler whose SQL and params disagree', async () => {
       const broken = new SearchEngine(suite.db, Task).registerHandler('broken', () => ({ sql: '1 = ?', params: [] }));
       await expect(broken.search({ filters: [{ field: 'broken', op: 'eq', value: 1 }] })).rejects.toThrow(/1 '\?' placeholders but 0 params/);

@@ -232,6 +232,20 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
       expect(detail.message.length).toBeGreaterThan(10);
     });
 
+    it.each<[string, unknown, string]>([
+      ['a filter without op', { filters: [leafOf('title'), { field: 'title', value: 'x' }] }, 'filters[1].op'],
+      ['a filter without op in a group', { filters: [{ op: 'or', items: [leafOf('title'), { field: 'points', value: 1 }] }] }, 'filters[0].items[1].op'],
+      ['a group without op', { filters: [{ items: [leafOf('title')] }] }, 'filters[0].op'],
+      ['a filter without field', { filters: [{ op: 'eq', value: 'x' }] }, 'filters[0].field'],
+      ['a group without items', { filters: [{ op: 'and' }] }, 'filters[0].items'],
+      ['a sort rule without field', { sort: [{ field: 'title' }, { order: 'desc' }] }, 'sort[1].field'],
+    ])('refuses %s as a missing key, naming it', async (_name, request, path) => {
+      const detail = await rejectsWithoutSql(suite.db, () => engine.search(request as SearchRequest), ValidationError);
+      const key = path.slice(path.lastIndexOf('.') + 1);
+      expect(detail).toEqual({ path, reason: 'required', message: expect.stringContaining(`'${key}' is required`) });
+      expect(detail.message).not.toMatch(/unknown|nothing/);
+    });
+
     it('joins to-one paths and never duplicates rows through to-many paths', async () => {
       expect(await where({ field: 'project.name', op: 'eq', value: 'Alpha' })).toEqual(['50 percent', '50% off sale', 'Glob [a]* chars?']);
       expect(await where({ field: 'project.owner.name', op: 'startswith', value: 'Bob' })).toEqual(['snakeXcase name', 'snake_case name']);

@@ -10,6 +10,7 @@ import {
   SearchEngine,
   ValidationError,
   type Database,
+  type FilterNode,
   type SearchRequest,
   type SortRule,
 } from '@core/runtime';
@@ -163,10 +164,43 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
       ['another sort', () => ({ sort: [{ field: 'title', order: 'asc' }], filters, cursor }), 'cursor_mismatch'],
       ['another sort key', () => ({ sort: [{ field: 'priority', order: 'desc' }], filters, cursor }), 'cursor_mismatch'],
       ['another filter value', () => ({ sort, filters: [{ field: 'points', op: 'gte', value: 2 }], cursor }), 'cursor_mismatch'],
+      ['another operator', () => ({ sort, filters: [{ field: 'points', op: 'gt', value: 1 }], cursor }), 'cursor_mismatch'],
+      ['another field', () => ({ sort, filters: [{ field: 'priority', op: 'gte', value: '1' }], cursor }), 'cursor_mismatch'],
+      ['one more filter', () => ({ sort, filters: [...filters, { field: 'title', op: 'ne', value: 'x' }], cursor }), 'cursor_mismatch'],
+      ['the filter inside a group', () => ({ sort, filters: [{ op: 'and', items: filters }], cursor }), 'cursor_mismatch'],
       ['no filters', () => ({ sort, cursor }), 'cursor_mismatch'],
     ])('refuse %s before any SQL', async (_name, request, reason) => {
       const detail = await rejectsWithoutSql(suite.db, () => engine.search(request()), ValidationError);
       expect(detail).toMatchObject({ path: 'cursor', reason });
+    });
+
+    it('bind the grouping of filters, not only their leaves', async () => {
+      const high = { field: 'priority', op: 'eq' as const, value: 'high' };
+      const many = { field: 'points', op: 'gte' as const, value: 3 };
+      const grouped: SearchRequest = { sort, filters: [{ op: 'or', items: [high, many] }], limit: 5 };
+      const groupedCursor = (await engine.search(grouped)).nextCursor!;
+      // The same tree, its keys written in another order, continues.
+      const reordered: FilterNode[] = [{ items: [{ value: 'high', field: 'priority', op: 'eq' }, { op: 'gte', value: 3, field: 'points' }], op: 'or' }];
+      expect((await engine.search({ sort, filters: reordered, limit: 5, cursor: groupedCursor })).items).toHaveLength(5);
+      for (const filters of [[high, many], [{ op: 'and', items: [high, many] }], [{ op: 'or', items: [many, high] }], [{ op: 'or', items: [high] }, many]] as FilterNode[][]) {
+        const detail = await rejectsWithoutSql(suite.db, () => engine.search({ sort, filters, cursor: groupedCursor }), ValidationError);
+        expect(detail).toMatchObject({ path: 'cursor', reason: 'cursor_mismatch' });
+      }
+    });
+
+    it('issued without filters continue without filters, and only with the same sort', async () => {
+      // Twice: the binding of an unfiltered shape is computed once, then reused.
+      for (let i = 0; i < 2; i++) {
+        const first = await engine.search({ sort, limit: 5 });
+        const second = await engine.search({ sort, limit: 5, cursor: first.nextCursor! });
+        expect(second.items).toHaveLength(5);
+        expect(second.items[0]!.id).not.toBe(first.items[0]!.id);
+        const unsorted = (await engine.search({ limit: 5 })).nextCursor!;
+        for (const request of [{ sort, filters, cursor: first.nextCursor! }, { cursor: first.nextCursor! }, { sort, cursor: unsorted }]) {
+          const detail = await rejectsWithoutSql(suite.db, () => engine.search(request), ValidationError);
+          expect(detail).toMatchObject({ path: 'cursor', reason: 'cursor_mismatch' });
+        }
+      }
     });
 
     it('refuse a cursor issued for another model', async () => {

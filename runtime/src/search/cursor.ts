@@ -1,5 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, hkdfSync, randomFillSync } from 'node:crypto';
+import type { ValidationError } from '../errors.js';
 import { invalid } from './issues.js';
+import type { FilterGroup, FilterNode } from './search-request.js';
+import type { CompiledShape } from './shape-compiler.js';
 
 /** What a cursor carries once decrypted. */
 export interface CursorPayload {
@@ -14,6 +17,8 @@ export interface CursorPayload {
 const VERSION = 1;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
+/** Version byte, IV and tag come before the ciphertext. */
+const HEADER_BYTES = 1 + IV_BYTES + TAG_BYTES;
 const AAD = Buffer.from('core/search-cursor/v1');
 
 /**
@@ -42,67 +47,119 @@ export class CursorCodec {
     const iv = nextIv();
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(AAD);
-    const plain = JSON.stringify({ m: payload.model, b: payload.binding, k: payload.values });
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return Buffer.concat([Buffer.of(VERSION), iv, cipher.getAuthTag(), body]).toString('base64url');
+    const body = cipher.update(JSON.stringify({ m: payload.model, b: payload.binding, k: payload.values }), 'utf8');
+    cipher.final(); // GCM is a stream mode: no bytes are held back
+    const out = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+    out[0] = VERSION;
+    iv.copy(out, 1);
+    cipher.getAuthTag().copy(out, 1 + IV_BYTES);
+    body.copy(out, HEADER_BYTES);
+    return out.toString('base64url');
   }
 
   /** Decrypts and checks a cursor; anything but one of ours, unmodified, is a ValidationError at `path`. */
   decode(token: string, path: string): CursorPayload {
-    const bad = () => invalid(path, 'the cursor is not valid (it was changed, or issued by another server); start again from the first page', 'invalid_cursor');
     const raw = Buffer.from(token, 'base64url');
-    if (raw.length < 1 + IV_BYTES + TAG_BYTES + 2 || raw[0] !== VERSION || raw.toString('base64url') !== token) throw bad();
-    const iv = raw.subarray(1, 1 + IV_BYTES);
-    const tag = raw.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
+    // The round trip refuses characters the decoder skips and non-zero padding bits: one cursor, one spelling.
+    if (raw.length < HEADER_BYTES + 2 || raw[0] !== VERSION || raw.toString('base64url') !== token) throw badCursor(path);
     let parsed: unknown;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
+      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 1 + IV_BYTES));
       decipher.setAAD(AAD);
-      decipher.setAuthTag(tag);
-      const plain = Buffer.concat([decipher.update(raw.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+      decipher.setAuthTag(raw.subarray(1 + IV_BYTES, HEADER_BYTES));
+      const plain = decipher.update(raw.subarray(HEADER_BYTES));
+      decipher.final(); // checks the tag; in GCM it returns no further bytes
       parsed = JSON.parse(plain.toString('utf8'));
     } catch {
-      throw bad();
+      throw badCursor(path);
     }
     const p = parsed as { m?: unknown; b?: unknown; k?: unknown };
-    if (typeof p.m !== 'string' || typeof p.b !== 'string' || !Array.isArray(p.k)) throw bad();
+    if (typeof p.m !== 'string' || typeof p.b !== 'string' || !Array.isArray(p.k)) throw badCursor(path);
     return { model: p.m, binding: p.b, values: p.k };
   }
 }
 
+function badCursor(path: string): ValidationError {
+  return invalid(path, 'the cursor is not valid (it was changed, or issued by another server); start again from the first page', 'invalid_cursor');
+}
+
+/** Bindings of unfiltered requests: they depend only on the shape (its model and sort). */
+const unfilteredBindings = new WeakMap<CompiledShape, string>();
+
 /**
  * What a cursor is bound to: the model, the effective sort (tiebreaker included) and the filters with
  * their values. A cursor presented with anything else is refused instead of silently paging through
- * a different result set.
+ * a different result set. `filters` must have passed `analyzeRequest`.
  */
-export function cursorBinding(model: string, sortSignature: string, filters: unknown): string {
-  return createHash('sha256')
-    .update(model)
-    .update('\n')
-    .update(sortSignature)
-    .update('\n')
-    .update(canonicalJson(filters ?? []))
-    .digest('base64url')
-    .slice(0, 22);
+export function cursorBinding(shape: CompiledShape, filters: readonly FilterNode[]): string {
+  if (filters.length === 0) {
+    let binding = unfilteredBindings.get(shape);
+    if (binding === undefined) unfilteredBindings.set(shape, (binding = bindingOf(shape, '')));
+    return binding;
+  }
+  return bindingOf(shape, filtersText(filters));
 }
 
-/** JSON with object keys sorted, so `{ field, op }` and `{ op, field }` bind the same. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj)
-      .filter((k) => obj[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-      .join(',')}}`;
+function bindingOf(shape: CompiledShape, filters: string): string {
+  return hash('sha256', `${shape.info.className}\n${shape.sort.signature}\n${filters}`, 'base64url').slice(0, 22);
+}
+
+/**
+ * The filter tree as text: `and(…)` / `or(…)` for groups, `"field"op:value` for leaves, in request
+ * order. Leaves are read by key, so `{ field, op }` and `{ op, field }` bind the same, and keys that
+ * change nothing (anything but field, op, value) are left out. Fields are JSON strings and values
+ * JSON-like, so no two trees give the same text.
+ */
+function filtersText(nodes: readonly FilterNode[]): string {
+  let text = '';
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i]!;
+    if (i > 0) text += ',';
+    // The op decides, as in analyzeRequest: a leaf may carry a stray `items` key.
+    if (isGroup(node)) text += `${node.op}(${filtersText(node.items)})`;
+    else text += `${JSON.stringify(node.field)}${node.op}:${valueText(node.value)}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  return text;
+}
+
+function isGroup(node: FilterNode): node is FilterGroup {
+  return node.op === 'and' || node.op === 'or';
+}
+
+/**
+ * A filter value as canonical JSON. Column values are scalars or lists of scalars; anything else can
+ * only reach a custom handler, so objects get their keys sorted (as handlers read them by name).
+ * An absent value is the empty string, apart from `null`.
+ */
+function valueText(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+    case 'boolean':
+      return String(value);
+    case 'undefined':
+      return '';
+    case 'bigint':
+      return `${value}n`;
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) return `[${value.map(valueText).join(',')}]`;
+      const json = (value as { toJSON?: () => unknown }).toJSON;
+      if (typeof json === 'function') return valueText(json.call(value));
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${valueText(obj[k])}`).join(',')}}`;
+    }
+    default:
+      return JSON.stringify(String(value));
+  }
 }
 
 /**
  * Fresh random GCM IVs, taken from a pool of CSPRNG bytes refilled every 256 cursors: each IV is still
  * 96 random bits used once, but one `randomFillSync` serves 256 cursors (a call per cursor cost ~10 µs).
+ * The IV is a view into the pool: use it before the next call (the cipher copies it when created).
  */
 const ivPool = Buffer.alloc(IV_BYTES * 256);
 let ivOffset = ivPool.length;
@@ -112,7 +169,7 @@ function nextIv(): Buffer {
     randomFillSync(ivPool);
     ivOffset = 0;
   }
-  const iv = Buffer.from(ivPool.subarray(ivOffset, ivOffset + IV_BYTES));
+  const iv = ivPool.subarray(ivOffset, ivOffset + IV_BYTES);
   ivOffset += IV_BYTES;
   return iv;
 }

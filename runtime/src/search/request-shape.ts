@@ -1,3 +1,4 @@
+import { ValidationError } from '../errors.js';
 import { describeValue, invalid } from './issues.js';
 import type { SearchLimits } from './limits.js';
 import {
@@ -48,6 +49,16 @@ const MAX_NAME_LENGTH = 256;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An absent key the request needs, at `<path>.<key>`, with the reason `required` that input
+ * validation uses for missing fields too.
+ */
+function missing(path: string, key: string, what: string): ValidationError {
+  const at = `${path}.${key}`;
+  const message = `'${key}' is required: ${what}`;
+  return new ValidationError(`${at}: ${message}`, [{ path: at, message, reason: 'required' }]);
 }
 
 /** Checks the structure and bounds of a request without looking at the model. Throws ValidationError. */
@@ -111,11 +122,15 @@ class FilterWalker {
       throw invalid(path, `the request has more than ${limits.maxFilterNodes} filter nodes; combine values with 'in' or split the search`, 'too_many_filters');
     }
     const op = node.op;
+    if (op === undefined) {
+      throw missing(path, 'op', node.items !== undefined ? "a group's op is 'and' or 'or'" : `a filter is { field, op, value } with op one of ${FILTER_OPERATORS.join(', ')}`);
+    }
     if (op === 'and' || op === 'or') {
       if (depth + 1 > maxDepth) {
         throw invalid(path, `groups nest ${depth + 1} levels deep here; the limit is ${maxDepth}`, 'max_depth');
       }
       const items = node.items;
+      if (items === undefined) throw missing(path, 'items', `a group { op: '${op}', items } needs the array of filters it combines`);
       if (!Array.isArray(items)) throw invalid(`${path}.items`, `expected an array of filter nodes, received ${describeValue(items)}`, 'invalid_request');
       return `${op}(${items.map((item, i) => this.node(item, `${path}.items[${i}]`, depth + 1)).join(',')})`;
     }
@@ -124,6 +139,7 @@ class FilterWalker {
       throw invalid(`${path}.op`, `unknown operator ${describeValue(op)}${hint}`, 'unknown_operator');
     }
     const field = node.field;
+    if (field === undefined) throw missing(path, 'field', 'the column, relation path or handler name to filter on');
     if (typeof field !== 'string' || field === '' || field.length > MAX_NAME_LENGTH) {
       throw invalid(`${path}.field`, `expected a field name, received ${describeValue(field)}`, 'invalid_request');
     }
@@ -165,6 +181,7 @@ function analyzeSort(sort: unknown, limits: Readonly<SearchLimits>): Required<So
     const path = `sort[${i}]`;
     if (!isObject(rule)) throw invalid(path, `expected { field, order }, received ${describeValue(rule)}`, 'invalid_request');
     const { field, order = 'asc' } = rule;
+    if (field === undefined) throw missing(path, 'field', 'the column or to-one relation path to sort on');
     if (typeof field !== 'string' || field === '' || field.length > MAX_NAME_LENGTH) {
       throw invalid(`${path}.field`, `expected a field name, received ${describeValue(field)}`, 'invalid_request');
     }

@@ -9,7 +9,7 @@ import { invalid } from './issues.js';
 import { buildKeyset, nullMask } from './keyset.js';
 import { limitsKey, resolveSearchLimits, type SearchLimits } from './limits.js';
 import { modelInfo, type ModelInfo } from './model-info.js';
-import { analyzeRequest, type AnalyzedRequest } from './request-shape.js';
+import { analyzeRequest, type AnalyzedRequest, type AnalyzeOptions } from './request-shape.js';
 import { materializeRows } from './row-loader.js';
 import type { SearchRequest } from './search-request.js';
 import { compiledShape, restrictionKey, type CompiledShape } from './shape-compiler.js';
@@ -30,10 +30,29 @@ function handlerId(handler: FieldHandler): number {
   return id;
 }
 
+/**
+ * An engine's settings as `analyzeRequest` reads them. A class, not a literal with an arrow function:
+ * bundles built with `keepNames` pay a `defineProperty` for every function expression evaluated.
+ */
+class EngineAnalyzeOptions implements AnalyzeOptions {
+  constructor(
+    readonly maxDepth: number,
+    readonly limits: Readonly<SearchLimits>,
+    private readonly handlers: ReadonlyMap<string, FieldHandler>,
+  ) {}
+
+  handlerId(field: string): number | undefined {
+    const handler = this.handlers.get(field);
+    return handler ? handlerId(handler) : undefined;
+  }
+}
+
 interface Prepared {
   readonly analyzed: AnalyzedRequest;
   readonly shape: CompiledShape;
   readonly query: BaseQuery;
+  /** The cursor binding, when the request's cursor was checked against it. */
+  readonly binding: string | undefined;
 }
 
 /**
@@ -50,6 +69,10 @@ export class SearchEngine<M extends Base = Base> {
   private readonly info: ModelInfo;
   private readonly handlers = new Map<string, FieldHandler>();
   private readonly codec: CursorCodec;
+  /** What `analyzeRequest` needs from this engine; the same object for every request. */
+  private readonly analyzeOptions: AnalyzeOptions;
+  /** Suffix of every shape key of this engine (the limits part; the restriction part varies). */
+  private readonly limitsKey: string;
 
   constructor(
     private readonly db: Database,
@@ -60,8 +83,10 @@ export class SearchEngine<M extends Base = Base> {
     if (!Number.isSafeInteger(maxDepth) || maxDepth < 0) throw new Error(`SearchEngine maxDepth must be an integer of 0 or more, got ${String(maxDepth)}`);
     this.maxDepth = maxDepth;
     this.limits = resolveSearchLimits(options.limits);
+    this.limitsKey = limitsKey(this.limits);
     this.info = modelInfo(db, model.name);
     this.codec = CursorCodec.forSecret(db.cursorSecret);
+    this.analyzeOptions = new EngineAnalyzeOptions(maxDepth, this.limits, this.handlers);
   }
 
   /**
@@ -96,7 +121,7 @@ export class SearchEngine<M extends Base = Base> {
    * last row with a keyset predicate.
    */
   async search(request: SearchRequest, ctx: CoreContext = getContext()): Promise<Page<Row<M>>> {
-    const { analyzed, shape, query } = this.prepare(request, ctx);
+    const { analyzed, shape, query, binding } = this.prepare(request, ctx);
     const limit = analyzed.limit ?? this.limits.defaultLimit;
     const raw = await query.limit(limit + 1).fetchRaw();
     const hasMore = raw.length > limit;
@@ -106,7 +131,7 @@ export class SearchEngine<M extends Base = Base> {
       hasMore && last
         ? this.codec.encode({
             model: this.info.className,
-            binding: cursorBinding(this.info.className, shape.sort.signature, analyzed.filters),
+            binding: binding ?? cursorBinding(shape, analyzed.filters),
             values: shape.sort.keys.map((k) => cursorValue(last[k.alias])),
           })
         : null;
@@ -115,16 +140,9 @@ export class SearchEngine<M extends Base = Base> {
   }
 
   private prepare(request: SearchRequest, ctx: CoreContext): Prepared {
-    const analyzed = analyzeRequest(request, {
-      maxDepth: this.maxDepth,
-      limits: this.limits,
-      handlerId: (field) => {
-        const handler = this.handlers.get(field);
-        return handler ? handlerId(handler) : undefined;
-      },
-    });
+    const analyzed = analyzeRequest(request, this.analyzeOptions);
     const restricted = ctx.restrictedFields;
-    const shape = compiledShape(`${analyzed.key}|${restrictionKey(restricted)}|${limitsKey(this.limits)}`, {
+    const shape = compiledShape(`${analyzed.key}|${restrictionKey(restricted)}|${this.limitsKey}`, {
       db: this.db,
       info: this.info,
       restricted,
@@ -136,7 +154,12 @@ export class SearchEngine<M extends Base = Base> {
       include: analyzed.include,
     });
     const where = bindWhere(shape.where, analyzed.leaves, shape.env);
-    const keyset = analyzed.cursor !== undefined ? this.keyset(shape, analyzed) : undefined;
+    let keyset: KeysetBinding | undefined;
+    let binding: string | undefined;
+    if (analyzed.cursor !== undefined) {
+      binding = cursorBinding(shape, analyzed.filters);
+      keyset = this.keyset(shape, analyzed.cursor, binding);
+    }
     const query = new BaseQuery(this.db, {
       shape,
       where,
@@ -145,13 +168,12 @@ export class SearchEngine<M extends Base = Base> {
       ...(analyzed.limit !== undefined ? { limit: analyzed.limit } : {}),
       ...(analyzed.offset ? { offset: analyzed.offset } : {}),
     });
-    return { analyzed, shape, query };
+    return { analyzed, shape, query, binding };
   }
 
   /** Decrypts the cursor, checks what it is bound to, and binds the keyset predicate for its values. */
-  private keyset(shape: CompiledShape, analyzed: AnalyzedRequest): KeysetBinding {
-    const payload = this.codec.decode(analyzed.cursor!, 'cursor');
-    const binding = cursorBinding(this.info.className, shape.sort.signature, analyzed.filters);
+  private keyset(shape: CompiledShape, cursor: string, binding: string): KeysetBinding {
+    const payload = this.codec.decode(cursor, 'cursor');
     if (payload.model !== this.info.className || payload.binding !== binding) {
       throw invalid(
         'cursor',
@@ -161,13 +183,18 @@ export class SearchEngine<M extends Base = Base> {
     }
     const keys = shape.sort.keys;
     const values = payload.values;
-    const fits = values.length === keys.length && values.every((v, i) => (v === null ? keys[i]!.nullable : ['string', 'number', 'boolean'].includes(typeof v)));
+    const fits = values.length === keys.length && values.every((v, i) => (v === null ? keys[i]!.nullable : isCursorScalar(v)));
     if (!fits) throw invalid('cursor', 'the cursor does not match this sort; start again without a cursor', 'cursor_mismatch');
     const mask = nullMask(values);
     let compiled = shape.keysets.get(mask);
     if (!compiled) shape.keysets.set(mask, (compiled = buildKeyset(keys, mask)));
     return { mask, sql: compiled.sql, params: compiled.order.map((i) => values[i]) };
   }
+}
+
+function isCursorScalar(value: unknown): boolean {
+  const type = typeof value;
+  return type === 'string' || type === 'number' || type === 'boolean';
 }
 
 /** Raw sort values go into the cursor as JSON; the database gets them back exactly as it gave them. */
