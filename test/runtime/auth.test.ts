@@ -215,6 +215,23 @@ describe('verified-token cache', () => {
     }
   });
 
+  it('evicts the least recently used token; every hit refreshes, repeated hits on the newest too', () => {
+    const resolver = new JwtContextResolver({ secret: SECRET, policies: POLICIES, cacheSize: 3 });
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map((sub) => signToken({ sub, roles: ['viewer'] }, SECRET));
+    // A hit returns the cached context object; a miss verifies again and builds a new one.
+    const resolve = (token: string | undefined) => resolver.resolveToken(token!);
+    const [ctxA, ctxB, ctxC] = [resolve(a), resolve(b), resolve(c)];
+    expect(resolve(a)).toBe(ctxA); // order b, c, a
+    expect(resolve(a)).toBe(ctxA); // already the newest: stays b, c, a
+    resolve(d); // evicts b → c, a, d
+    expect(resolver.cachedTokenCount).toBe(3);
+    expect(resolve(c)).toBe(ctxC); // a, d, c
+    expect(resolve(a)).toBe(ctxA); // d, c, a
+    expect(resolve(b)).not.toBe(ctxB); // evicted, verified again; evicts d → c, a, b
+    expect(resolve(c)).toBe(ctxC);
+    expect(resolve(a)).toBe(ctxA);
+  });
+
   it('does not cache rejected tokens', () => {
     const resolver = new JwtContextResolver({ secret: SECRET, policies: POLICIES });
     expect(() => resolver.resolveToken(craftToken({ roles: ['admin'] }, { alg: 'HS512' }))).toThrow(UnauthenticatedError);

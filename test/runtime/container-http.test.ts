@@ -193,6 +193,32 @@ describe('ScopedDependencyMiddleware over real sockets', () => {
     expect(h.disposed).toHaveLength(1); // never twice
   });
 
+  it('an aborted request whose handler then throws is disposed once the error reply is made, not after the grace time', async () => {
+    const h = await harness({ abortGraceMs: 60_000 });
+    const entered = deferred();
+    const release = deferred();
+    const aborted = deferred();
+    h.app.addHook('onRequestAbort', (_request, done) => {
+      aborted.resolve();
+      done();
+    });
+    h.app.get('/throws', async (_request, _reply, state = Inject(h.RequestState)) => {
+      h.remember(state);
+      entered.resolve();
+      await release.promise;
+      throw new Error('failed after the client left');
+    });
+    const port = await listen(h.app);
+
+    await abortWhileHandling(port, '/throws', entered.promise);
+    await aborted.promise;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(h.disposed).toHaveLength(0);
+    release.resolve();
+    await vi.waitFor(() => expect(h.disposed).toHaveLength(1));
+    expect([...h.states].map((s) => s.disposeCalls)).toEqual([1]);
+  });
+
   it('an aborted request whose handler returns nothing is disposed after abortGraceMs', async () => {
     const graceMs = 150;
     const h = await harness({ abortGraceMs: graceMs });

@@ -1,7 +1,8 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { container, createToken, type Container, type InjectionToken } from '../container/index.js';
-import { hasPermission, runWithContext, type CoreContext } from '../context/context.js';
+import { hasPermission, type CoreContext } from '../context/context.js';
+import { continueIn, decorateRequestStore, requestStoreFor } from '../context/request-store.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { PolicyDocument, PolicySet } from './policies.js';
 import { ContextResolver, JwtContextResolver } from './resolver.js';
@@ -47,9 +48,12 @@ export const CONTEXT_RESOLVER: InjectionToken<ContextResolver> = createToken<Con
  * Resolves the caller once per request and runs the rest of the request inside that context
  * (`getContext()` works in every later hook, the handler and anything it awaits).
  *
- * Why a callback-style `onRequest` hook around `runWithContext(ctx, done)`: the whole remaining hook
- * chain is started from inside `done`, so AsyncLocalStorage's `run` scopes it exactly. `enterWith`
- * would leak a request's context into the next request on a keep-alive socket.
+ * Why a callback-style `onRequest` hook that continues with `done` inside AsyncLocalStorage's `run`:
+ * the whole remaining hook chain is started from inside `done`, so `run` scopes it exactly.
+ * `enterWith` would leak a request's context into the next request on a keep-alive socket. The
+ * context shares one store with the DI scope (see `context/request-store.ts`): when
+ * `ScopedDependencyMiddleware`'s hook ran first and opened the request's store, this hook only sets
+ * the context in it, so a request costs one `run`, and one store on every promise it creates.
  *
  * The plugin never fails a request on its own: a bad credential makes the request anonymous and is
  * recorded in `request.coreAuth.error`; guarded routes call `assertPermission`, which turns it into a 401.
@@ -65,6 +69,7 @@ const coreContext: FastifyPluginCallback<CoreContextPluginOptions> = (app, optio
   }
 
   app.decorateRequest('coreAuth', null);
+  decorateRequestStore(app);
 
   app.addHook('onRequest', function resolveCoreContext(request, _reply, next) {
     let outcome: CoreContext | null | Promise<CoreContext | null>;
@@ -95,10 +100,10 @@ function accepted(resolver: ContextResolver, request: FastifyRequest, context: C
   if (context === null) {
     const anonymous = resolver.anonymousContext();
     request.coreAuth = { context: anonymous, authenticated: false };
-    runWithContext(anonymous, () => next());
+    enter(request, anonymous, next);
   } else {
     request.coreAuth = { context, authenticated: true };
-    runWithContext(context, () => next());
+    enter(request, context, next);
   }
 }
 
@@ -107,13 +112,20 @@ function rejected(resolver: ContextResolver, request: FastifyRequest, error: unk
   if (error instanceof UnauthenticatedError) {
     request.coreAuth = { context: anonymous, authenticated: false, error };
     request.log.debug({ reason: error.details[0]?.reason }, 'credential rejected; continuing as anonymous');
-    runWithContext(anonymous, () => next());
+    enter(request, anonymous, next);
   } else {
     // A resolver crash is not the caller's fault: fail the request, but still inside a context so
     // error-path hooks never fall back to the unrestricted SYSTEM_CONTEXT.
     request.coreAuth = { context: anonymous, authenticated: false };
-    runWithContext(anonymous, () => next(error instanceof Error ? error : new Error(String(error))));
+    enter(request, anonymous, next, error instanceof Error ? error : new Error(String(error)));
   }
+}
+
+/** Sets the request's context and continues the hook chain inside the request's store. */
+function enter(request: FastifyRequest, context: CoreContext, next: Next, error?: Error): void {
+  const store = requestStoreFor(request);
+  store.context = context;
+  continueIn(store, next, error);
 }
 
 function defaultResolver(options: CoreContextPluginOptions): ContextResolver {

@@ -17,7 +17,7 @@ import {
   type Provider,
   type Registration,
 } from './registration.js';
-import { ScopeImpl, scopeStorage, type Scope } from './scope.js';
+import { ScopeImpl, activeScope, type Scope } from './scope.js';
 import { tokenName, type Constructable, type Token } from './token.js';
 
 /** A provider for the short forms `singleton` / `scoped` / `transient`, which fix the lifetime. */
@@ -59,6 +59,8 @@ export class Container {
   private readonly registrations = new Map<Token, Registration>();
   private singletons: Disposable[] = [];
   private logger: Logger = silentLogger;
+  /** What scopes call back into; one function per container rather than a closure per scope (per request). */
+  private readonly resolveInScope = (token: Token, scope: ScopeImpl): unknown => this.resolveIn(token, scope);
 
   /**
    * Registers `token`. A class without a provider is its own implementation; the lifetime defaults
@@ -105,14 +107,14 @@ export class Container {
     let scope: ScopeImpl | undefined;
     if (activeFrame?.container === this) scope = activeFrame.scope;
     else {
-      const stored = scopeStorage.getStore();
+      const stored = activeScope();
       scope = stored?.container === this ? stored : undefined;
     }
     return this.resolveIn(token, scope) as T;
   }
 
   createScope(options: ScopeOptions = {}): Scope {
-    return new ScopeImpl(this, options.logger ?? this.logger, (token, scope) => this.resolveIn(token, scope));
+    return new ScopeImpl(this, options.logger ?? this.logger, this.resolveInScope);
   }
 
   /** Runs `fn` in a fresh scope and disposes it afterwards, also on failure. For scripts, jobs and tests. */
@@ -224,5 +226,5 @@ export const container = new Container();
 
 /** The container `Inject` uses: the one constructing right now, else the active scope's, else the default. */
 export function activeContainer(): Container {
-  return activeFrame?.container ?? scopeStorage.getStore()?.container ?? container;
+  return activeFrame?.container ?? activeScope()?.container ?? container;
 }

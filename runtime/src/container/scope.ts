@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { activeStore, runWithStoreScope } from '../context/request-store.js';
 import type { Logger } from '../logging/logger.js';
 import type { Container } from './container.js';
 import { disposeAll, disposerOf, type Disposable } from './disposal.js';
@@ -28,15 +28,19 @@ export interface Scope {
 }
 
 /**
- * The active request scope. `run` only, never `enterWith`: `enterWith` leaks the store into whatever
- * the connection does next (measured: keep-alive requests saw the previous request's store).
+ * The scope active in the current async context, if any. It lives in Core's one AsyncLocalStorage
+ * store, next to the caller's context (`context/request-store.ts`).
  */
-export const scopeStorage = new AsyncLocalStorage<ScopeImpl>();
-
-/** The scope active in the current async context, if any. */
 export function currentScope(): Scope | undefined {
-  return scopeStorage.getStore();
+  return activeStore()?.scope;
 }
+
+/** `currentScope()` with the implementation type, for the container. */
+export function activeScope(): ScopeImpl | undefined {
+  return activeStore()?.scope;
+}
+
+const DISPOSED: Promise<void> = Promise.resolve();
 
 type ResolveIn = (token: Token, scope: ScopeImpl) => unknown;
 
@@ -47,8 +51,10 @@ export class ScopeImpl implements Scope {
   readonly id = ++lastScopeId;
   /** Scoped instances by registration (not token), so a re-registration gets a fresh instance. */
   readonly instances = new Map<Registration, unknown>();
-  private readonly owned: Disposable[] = [];
-  private readonly ownedSet = new WeakSet<object>();
+  /** What this scope must dispose, in creation order; allocated on the first one (most scopes own none). */
+  private owned: Disposable[] | undefined;
+  private ownedSet: WeakSet<object> | undefined;
+  /** Set when disposal starts: the pending promise, or `DISPOSED` when it completed synchronously. */
   private disposal: Promise<void> | undefined;
 
   constructor(
@@ -66,7 +72,7 @@ export class ScopeImpl implements Scope {
   }
 
   run<R>(fn: () => R): R {
-    return scopeStorage.run(this, fn);
+    return runWithStoreScope(this, fn);
   }
 
   /** Remembers an instance this scope must dispose; objects without a disposer are not kept. */
@@ -74,23 +80,33 @@ export class ScopeImpl implements Scope {
     if (!disposerOf(instance)) return;
     const object = instance as object;
     // A factory may hand out one object under two tokens; dispose it once.
+    this.ownedSet ??= new WeakSet();
     if (this.ownedSet.has(object)) return;
     this.ownedSet.add(object);
-    this.owned.push({ name, instance: object });
+    (this.owned ??= []).push({ name, instance: object });
   }
 
   dispose(): Promise<void> {
-    this.disposal ??= this.disposeOwned();
-    return this.disposal;
+    this.disposeNow();
+    return this.disposal!;
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose();
   }
 
-  private async disposeOwned(): Promise<void> {
-    const owned = this.owned.splice(0);
-    this.instances.clear();
-    await disposeAll(owned, this.logger, `scope #${this.id}`);
+  /**
+   * `dispose()` without a promise when none is needed: returns undefined once disposal has completed
+   * (synchronously: nothing to dispose, or only synchronous disposers), else the pending promise. The
+   * request middleware's fast path; most request scopes own nothing disposable.
+   */
+  disposeNow(): Promise<void> | undefined {
+    if (this.disposal === undefined) {
+      const owned = this.owned;
+      this.owned = undefined;
+      this.instances.clear();
+      this.disposal = (owned === undefined ? undefined : disposeAll(owned, this.logger, `scope #${this.id}`)) ?? DISPOSED;
+    }
+    return this.disposal === DISPOSED ? undefined : this.disposal;
   }
 }

@@ -1,8 +1,9 @@
-import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
+import { continueIn, decorateRequestStore, requestStoreFor } from '../context/request-store.js';
 import { container as defaultContainer, type Container } from './container.js';
 import { ContainerError } from './container-errors.js';
-import type { Scope } from './scope.js';
+import { ScopeImpl, type Scope } from './scope.js';
 import { describeValue } from './token.js';
 
 declare module 'fastify' {
@@ -27,21 +28,20 @@ export interface ScopedDependencyOptions {
 }
 
 /**
- * An aborted request's handler usually finishes and Fastify then runs `onSend`, which disposes the
- * scope. An async handler that returns nothing gives Fastify nothing to send, so no hook tells us it
- * finished: this bound keeps such scopes from never being disposed.
+ * An aborted request's handler usually finishes and sends its reply, which disposes the scope. An
+ * async handler that returns nothing gives Fastify nothing to send, so nothing tells us it finished:
+ * this bound keeps such scopes from never being disposed.
  */
 export const DEFAULT_ABORT_GRACE_MS = 10_000;
 
-interface RequestScopeState {
-  readonly scope: Scope;
-  /** `onSend` ran: the handler (or error handler) has produced the reply. */
-  replied: boolean;
-  /** `onRequestAbort` ran: the client is gone and `onResponse` will not come. */
-  aborted: boolean;
-  timer: NodeJS.Timeout | undefined;
-  disposal: Promise<void> | undefined;
-}
+/**
+ * Per-request state, kept on the request itself (a decorated field, so every request has the same
+ * shape and nothing is looked up in a side table): the reply whose end disposes the scope, or null
+ * once the scope has been handed to disposal — which makes disposal happen exactly once.
+ */
+const kPendingReply = Symbol('core.diScope.pendingReply');
+
+type ScopedRequest = FastifyRequest & { [kPendingReply]: FastifyReply | null };
 
 const plugin: FastifyPluginCallback<ScopedDependencyOptions> = (app, options, done) => {
   const problem = checkOptions(options);
@@ -51,73 +51,99 @@ const plugin: FastifyPluginCallback<ScopedDependencyOptions> = (app, options, do
   }
   const target = options.container ?? defaultContainer;
   const graceMs = options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS;
-  const states = new WeakMap<FastifyRequest, RequestScopeState>();
+  const { onScopeCreated, onScopeDisposed } = options;
 
-  // Placeholder so every request object has the same shape; the real scope is set in onRequest.
+  // Placeholders so every request object has the same shape; the real values are set in onRequest.
   app.decorateRequest('diScope', null as unknown as Scope);
+  app.decorateRequest(kPendingReply, null);
+  decorateRequestStore(app);
 
-  /** Disposes the request's scope exactly once, whichever of the hooks below gets there first. */
-  const finish = (request: FastifyRequest, state: RequestScopeState): Promise<void> => {
-    if (state.disposal) return state.disposal;
-    clearTimeout(state.timer);
-    state.disposal = state.scope.dispose().then(() => {
-      try {
-        options.onScopeDisposed?.(state.scope, request);
-      } catch (err) {
-        request.log.error({ err }, 'onScopeDisposed callback failed');
-      }
-    });
-    return state.disposal;
+  const disposed = (request: FastifyRequest, scope: Scope): void => {
+    try {
+      onScopeDisposed?.(scope, request);
+    } catch (err) {
+      request.log.error({ err }, 'onScopeDisposed callback failed');
+    }
+  };
+
+  /**
+   * Disposes the request's scope exactly once, whichever path gets there first. Synchronous (no
+   * promise) when the scope created nothing with an asynchronous disposer, which is the usual case.
+   */
+  const finish = (request: ScopedRequest): Promise<void> | undefined => {
+    if (request[kPendingReply] === null) return undefined;
+    request[kPendingReply] = null;
+    const scope = request.diScope;
+    const pending = scope instanceof ScopeImpl ? scope.disposeNow() : scope.dispose();
+    if (pending === undefined) {
+      disposed(request, scope);
+      return undefined;
+    }
+    return pending.then(() => disposed(request, scope));
   };
 
   // Callback style on purpose: `next` runs inside `als.run`, so every later hook, the body parser
   // and the handler inherit the scope. (`enterWith` would leak it into the next keep-alive request.)
-  app.addHook('onRequest', (request, _reply, next) => {
+  // The scope shares one AsyncLocalStorage store with the caller's context (see request-store.ts):
+  // whichever of this hook and the context plugin's runs first opens it, the other joins it.
+  app.addHook('onRequest', (request, reply, next) => {
     const scope = target.createScope({ logger: request.log });
-    states.set(request, { scope, replied: false, aborted: false, timer: undefined, disposal: undefined });
     request.diScope = scope;
+    (request as ScopedRequest)[kPendingReply] = reply;
     try {
-      options.onScopeCreated?.(scope, request);
+      onScopeCreated?.(scope, request);
     } catch (err) {
       return next(err instanceof Error ? err : new Error(String(err)));
     }
-    scope.run(() => next());
-  });
-
-  app.addHook('onSend', (request, _reply, payload, next) => {
-    const state = states.get(request);
-    if (state) {
-      state.replied = true;
-      // The client left while the handler ran; no onResponse will come, and the handler is done now.
-      if (state.aborted) void finish(request, state);
+    if (scope instanceof ScopeImpl) {
+      const store = requestStoreFor(request);
+      store.scope = scope;
+      continueIn(store, next);
+    } else {
+      // A container whose createScope returns its own Scope implementation: let it enter itself.
+      scope.run(() => next());
     }
-    next(null, payload);
   });
 
   // The normal end, including handlers that threw (the error reply also ends here).
   app.addHook('onResponse', (request, _reply, next) => {
-    const state = states.get(request);
-    if (!state) return next();
-    finish(request, state).then(() => next(), next);
+    const pending = finish(request as ScopedRequest);
+    if (pending === undefined) next();
+    else void pending.then(() => next());
   });
 
   // The client closed the connection before the response ended: Fastify will not run onResponse.
-  // Wait for the handler (its onSend) so it never works with disposed services, within graceMs.
+  // Wait for the handler to reply, so it never works with disposed services, within graceMs.
   app.addHook('onRequestAbort', (request, next) => {
-    const state = states.get(request);
-    if (state && !state.disposal) {
-      state.aborted = true;
-      if (state.replied) void finish(request, state);
-      else {
-        state.timer = setTimeout(() => {
-          request.log.warn({ scope: state.scope.id, graceMs }, 'request aborted and its handler has not replied; disposing its scope');
-          void finish(request, state);
-        }, graceMs);
-        state.timer.unref();
-      }
+    const reply = (request as ScopedRequest)[kPendingReply];
+    if (reply !== null) {
+      if (reply.sent || reply.raw.headersSent) void finish(request as ScopedRequest);
+      else disposeWhenReplied(request as ScopedRequest, reply);
     }
     next();
   });
+
+  /**
+   * The handler of an aborted request is still running. Its reply (Fastify sends a handler's result,
+   * or its error, through `reply.send`) says it is done; that one reply's `send` is wrapped for this,
+   * so the normal path needs no `onSend` hook. A handler that never replies is covered by the timer.
+   */
+  const disposeWhenReplied = (request: ScopedRequest, reply: FastifyReply): void => {
+    const timer = setTimeout(() => {
+      request.log.warn({ scope: request.diScope.id, graceMs }, 'request aborted and its handler has not replied; disposing its scope');
+      void finish(request);
+    }, graceMs);
+    timer.unref();
+    const send = reply.send;
+    reply.send = function sendAfterAbort(this: FastifyReply, ...args: Parameters<FastifyReply['send']>) {
+      clearTimeout(timer);
+      try {
+        return send.apply(this, args);
+      } finally {
+        void finish(request);
+      }
+    } as FastifyReply['send'];
+  };
 
   done();
 };
@@ -140,6 +166,7 @@ function checkOptions(options: ScopedDependencyOptions): string | undefined {
  * Opens a DI scope per request (exposed as `request.diScope` and active for `Inject`), and disposes
  * it exactly once when the request is over: after the response (also when the handler threw), or,
  * for a request the client aborted, once its handler has finished (at most `abortGraceMs` later).
+ * A scope that created nothing with an asynchronous disposer is disposed synchronously in `onResponse`.
  * Wrapped with fastify-plugin, so it covers every route of the app, plain Fastify routes included.
  * Register it before any hook that needs scoped services.
  */

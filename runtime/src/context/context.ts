@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { activeStore, runWithStoreContext } from './request-store.js';
 
 /**
  * Who is calling and what they may see: resolved once per request (see the context resolver) and
@@ -22,16 +22,18 @@ export const SYSTEM_CONTEXT: CoreContext = Object.freeze({
   restrictedFields: new Set<string>(),
 });
 
-const storage = new AsyncLocalStorage<CoreContext>();
-
 /** The active context; outside any request it is `SYSTEM_CONTEXT`. */
 export function getContext(): CoreContext {
-  return storage.getStore() ?? SYSTEM_CONTEXT;
+  return activeStore()?.context ?? SYSTEM_CONTEXT;
 }
 
-/** Runs `fn` with `ctx` active. Use `run`, never `enterWith`: the latter leaks across keep-alive requests. */
+/**
+ * Runs `fn` with `ctx` active (and the active DI scope kept), for tests, scripts and background jobs.
+ * It shares Core's one AsyncLocalStorage with the DI scope (see `request-store.ts`); `run`, never
+ * `enterWith`, which leaks across keep-alive requests.
+ */
 export function runWithContext<T>(ctx: CoreContext, fn: () => T): T {
-  return storage.run(ctx, fn);
+  return runWithStoreContext(ctx, fn);
 }
 
 /** Exact permission match, plus `*` and `<table>:*` wildcards. No case folding or trimming. */

@@ -1,9 +1,9 @@
-import type { FastifyReply, FastifyRequest, RouteOptions, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions, preHandlerHookHandler, preSerializationHookHandler } from 'fastify';
 import { assertPermission } from '../auth/index.js';
 import { getContext, type CoreContext } from '../context/context.js';
 import { CoreJSONResponse } from './core-json-response.js';
 import { appExceptionHandler } from './error-handler.js';
-import { appendVary } from './vary.js';
+import { varyOnCredentials, varyOnCredentialsIfJson } from './vary.js';
 
 /** What `?schema=true` answers for one route: the JSON Schema and the restriction entries that shaped it. */
 export type SchemaSource = (ctx: CoreContext) => { schema: unknown; restrictedFields: readonly string[] };
@@ -33,8 +33,6 @@ export interface CoreRouteOptions extends Omit<RouteOptions, 'handler'> {
   handler: CoreRouteHandler;
 }
 
-const VARY_ON_CREDENTIALS = ['Authorization', 'Cookie'];
-
 /**
  * Route options with Core's behaviour (the seed's `CoreAPIRoute`): the permission guard, schema
  * introspection, the envelope with Core's JSON encoding, and `Vary: Authorization, Cookie` on JSON
@@ -44,24 +42,40 @@ const VARY_ON_CREDENTIALS = ['Authorization', 'Cookie'];
  * ```ts
  * app.route(CoreAPIRoute({ method: 'GET', url: '/tasks/stats', action: 'tasks:view', handler: async () => new CoreJSONResponse(stats) }));
  * ```
+ *
+ * Where `Vary` is decided, without an `onSend` hook (a route with no `onSend` hook skips Fastify's
+ * onSend stage altogether):
+ * - a `CoreJSONResponse` (the handler's result, or `?schema=true`): in `sendCore`, which knows it sends JSON;
+ * - an object Fastify serializes as JSON (the error envelope of `appExceptionHandler` or a route's own
+ *   error handler, a plain object returned by the handler): in a `preSerialization` hook, which Fastify
+ *   runs for object payloads only, so the `CoreJSONResponse` path never enters it;
+ * - anything else the handler returns (text, a buffer, a stream): by the content type it set.
+ * A handler that calls `reply.send(text)` itself with a JSON content type should call
+ * `varyOnCredentials(reply)`: Core does not see that send.
  */
 export function CoreAPIRoute(options: CoreRouteOptions): RouteOptions {
-  const { action, exposeSchema, handler, preHandler, onSend, config, ...rest } = options;
+  const { action, exposeSchema, handler, preHandler, preSerialization, config, ...rest } = options;
   const core: CoreRouteConfig = { action: action ?? null, exposeSchema: exposeSchema !== undefined };
 
-  const guard: preHandlerAsyncHookHandler = async function corePreHandler(request, reply) {
-    if (action) assertPermission(request, action);
-    if (exposeSchema && (request.query as Record<string, unknown> | undefined)?.schema === 'true') {
-      // Introspection never runs the handler, so a POST/PUT/PATCH with ?schema=true writes nothing.
-      const { schema, restrictedFields } = exposeSchema(getContext());
-      return sendCore(reply, new CoreJSONResponse(schema, { message: 'Schema generated successfully', meta: { restricted_fields: restrictedFields } }));
+  // Callback style: no promise per request. Sending the schema ends the request here (no `done`).
+  const guard: preHandlerHookHandler = function corePreHandler(request, reply, done) {
+    try {
+      if (action) assertPermission(request, action);
+      if (exposeSchema && (request.query as Record<string, unknown> | undefined)?.schema === 'true') {
+        // Introspection never runs the handler, so a POST/PUT/PATCH with ?schema=true writes nothing.
+        const { schema, restrictedFields } = exposeSchema(getContext());
+        sendCore(reply, new CoreJSONResponse(schema, { message: 'Schema generated successfully', meta: { restricted_fields: restrictedFields } }));
+        return;
+      }
+    } catch (error) {
+      done(error instanceof Error ? error : new Error(String(error)));
+      return;
     }
+    done();
   };
 
-  const vary: onSendHookHandler = function coreVary(_request, reply, payload, done) {
-    if (getContext().restrictedFields.size > 0 && /json/i.test(String(reply.getHeader('content-type') ?? ''))) {
-      appendVary(reply, VARY_ON_CREDENTIALS);
-    }
+  const vary: preSerializationHookHandler<unknown> = function coreVary(_request, reply, payload, done) {
+    varyOnCredentialsIfJson(reply);
     done(null, payload);
   };
 
@@ -71,20 +85,28 @@ export function CoreAPIRoute(options: CoreRouteOptions): RouteOptions {
     errorHandler: appExceptionHandler,
     ...rest,
     config: { ...(config as object), core },
-    preHandler: [guard, ...toArray(preHandler)],
-    onSend: [vary, ...toArray(onSend)],
+    // An unguarded route without introspection has nothing to check: no preHandler stage of its own.
+    preHandler: action || exposeSchema ? [guard, ...toArray(preHandler)] : toArray(preHandler),
+    preSerialization: [vary, ...toArray(preSerialization)],
     handler: async function coreHandler(request, reply) {
       const result = await handler(request, reply);
       if (result instanceof CoreJSONResponse) return sendCore(reply, result);
+      // Text, buffers or streams the handler typed as JSON itself (objects also pass `vary` above).
+      if (result !== undefined && !reply.sent) varyOnCredentialsIfJson(reply);
       return result;
     },
   } as RouteOptions;
 }
 
-/** Sends a `CoreJSONResponse`: status, headers, and the rendered envelope as the payload. */
+/**
+ * Sends a `CoreJSONResponse`: status, headers, `Vary: Authorization, Cookie` for a restricted caller,
+ * and the rendered envelope as the payload.
+ */
 export function sendCore(reply: FastifyReply, response: CoreJSONResponse): FastifyReply {
   reply.code(response.status).type('application/json; charset=utf-8');
-  for (const [name, value] of Object.entries(response.options.headers ?? {})) reply.header(name, value);
+  const { headers } = response.options;
+  if (headers !== undefined) for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  varyOnCredentials(reply);
   return reply.send(response.render());
 }
 

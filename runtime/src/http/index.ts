@@ -4,4 +4,4 @@ export * from './error-handler.js';
 export * from './core-json-response.js';
 export * from './core-api-route.js';
 export * from './base-router.js';
-export { appendVary } from './vary.js';
+export { appendVary, varyOnCredentials } from './vary.js';

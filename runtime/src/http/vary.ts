@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { getContext } from '../context/context.js';
 
 /**
  * Appends header names to `Vary`, keeping existing values, comparing case-insensitively and never
@@ -19,4 +20,24 @@ export function appendVary(reply: FastifyReply, names: readonly string[]): void 
     return true;
   });
   if (added.length) reply.header('vary', [...existing, ...added].join(', '));
+}
+
+const VARY_ON_CREDENTIALS: readonly string[] = ['Authorization', 'Cookie'];
+
+/**
+ * `Vary: Authorization, Cookie` when the active caller has restricted fields: a JSON answer then
+ * depends on who asks (masked fields, narrowed schemas), so shared caches must key on the
+ * credentials. Call it for JSON responses only; Core's routes do (see `CoreAPIRoute`). Exported for
+ * handlers of a Core route that send JSON text themselves (`reply.type('application/json').send(text)`),
+ * which Core cannot see.
+ */
+export function varyOnCredentials(reply: FastifyReply): void {
+  if (getContext().restrictedFields.size > 0) appendVary(reply, VARY_ON_CREDENTIALS);
+}
+
+/** `varyOnCredentials` when the reply's content type, as set so far, is JSON (`…json…`, any case). */
+export function varyOnCredentialsIfJson(reply: FastifyReply): void {
+  if (getContext().restrictedFields.size > 0 && /json/i.test(String(reply.getHeader('content-type') ?? ''))) {
+    appendVary(reply, VARY_ON_CREDENTIALS);
+  }
 }
