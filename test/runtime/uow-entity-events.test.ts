@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Dispatcher, UnitOfWork, domainEvent, registerDbEventDispatcher, type DomainEvent, type EntityEventPayload } from '@core/runtime';
+import { BaseRepository, Dispatcher, UnitOfWork, domainEvent, registerDbEventDispatcher, type DomainEvent, type EntityEventPayload } from '@core/runtime';
 import { fixtureEntities, Label, Project, Task } from '../../fixtures/models/index.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 
@@ -47,12 +47,39 @@ describeEachDatabase('registerDbEventDispatcher', { entities: fixtureEntities },
         entity: 'Task',
         table: 'tasks',
         primaryKey: id,
-        changedFields: expect.arrayContaining(['id', 'title', 'created_at', 'labels']),
+        changedFields: expect.arrayContaining(['id', 'title', 'created_at', 'label_ids']),
       },
-      { name: 'tasks.updated', change: 'updated', entity: 'Task', table: 'tasks', primaryKey: id, changedFields: ['title', 'points', 'labels'] },
+      { name: 'tasks.updated', change: 'updated', entity: 'Task', table: 'tasks', primaryKey: id, changedFields: ['title', 'points', 'label_ids'] },
       { name: 'tasks.deleted', change: 'deleted', entity: 'Task', table: 'tasks', primaryKey: id, changedFields: [] },
     ]);
     expect(payloads()[0]!.changedFields).not.toContain('description');
+  });
+
+  it('names changed fields as the HTTP API does: <relation>_id, <singular>_ids or the repository’s relationKeys', async () => {
+    const project = await UnitOfWork.run(async (uow) => {
+      const created = uow.em.create(Project, { name: `p-${randomUUID()}` } as never);
+      const label = uow.em.create(Label, { name: `l-${randomUUID()}` } as never);
+      await uow.em.flush();
+      return { id: created.id, label: label.id };
+    }, { db: suite.db });
+    const changed = () => payloads().map((p) => p.changedFields);
+
+    events.length = 0;
+    const id = await UnitOfWork.run(async (uow) => {
+      const task = uow.em.create(Task, { title: 'wire names', project: project.id, labels: [project.label] } as never);
+      await uow.em.flush();
+      return task.id;
+    }, { db: suite.db });
+    expect(changed()[0]).toEqual(expect.arrayContaining(['title', 'project_id', 'label_ids']));
+    expect(changed()[0]).not.toContain('project');
+    expect(changed()[0]).not.toContain('labels');
+
+    // A repository with its own many-to-many key (the manifest's ids_field) names the relation that way.
+    class TaggedTasks extends BaseRepository<Task> {
+      protected override readonly relationKeys = { labels: 'tag_ids' };
+    }
+    await new TaggedTasks(Task, suite.db).update(id, { tag_ids: [], project_id: null });
+    expect(changed()[1]).toEqual(['project_id', 'tag_ids']);
   });
 
   it('reports nothing for a transaction that rolls back after a flush (afterFlush has fired)', async () => {

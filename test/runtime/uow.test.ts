@@ -215,4 +215,88 @@ describeEachDatabase('UnitOfWork', { entities: fixtureEntities }, (suite) => {
     await UnitOfWork.run((uow) => uow.raise(domainEvent('custom.raised', {})), { db: suite.db });
     expect(delivered).toEqual(['custom.raised']);
   });
+
+  /** A created_at value as each database stores it. */
+  const now = () => (suite.name === 'sqlite' ? Date.now() : new Date().toISOString());
+
+  it('runs uow.query on the unit’s transaction: visible inside, gone after a rollback', async () => {
+    const name = `p-${randomUUID()}`;
+    const insert = 'insert into projects (id, name, created_at) values (?, ?, ?)';
+    const run = UnitOfWork.run(
+      async (uow) => {
+        await uow.query(insert, [randomUUID(), name, now()]);
+        const inside = await uow.query<{ n: number | string }>('select count(*) as n from projects where name = ?', [name]);
+        expect(Number(inside[0]!.n)).toBe(1);
+        expect(await suite.db.select('select id from projects where name = ?', [name])).toHaveLength(1); // same transaction
+        throw new Error('undo');
+      },
+      { db: suite.db },
+    );
+    await expect(run).rejects.toThrow('undo');
+    expect(await suite.db.select('select id from projects where name = ?', [name])).toEqual([]);
+  });
+
+  it('gives the connection back clean after failed units, so the next ones work', async () => {
+    const name = `p-${randomUUID()}`;
+    await UnitOfWork.run((uow) => void uow.em.create(Project, { name } as never), { db: suite.db });
+    for (let i = 0; i < 5; i++) {
+      // A failing statement aborts a PostgreSQL transaction; the unit must still roll back and release it.
+      const failing = UnitOfWork.run(
+        (uow) => uow.query('insert into projects (id, name, created_at) values (?, ?, ?)', [randomUUID(), name, now()]),
+        { db: suite.db },
+      );
+      await expect(failing).rejects.toThrow(/unique|duplicate/i);
+      const title = `t-${randomUUID()}`;
+      await UnitOfWork.run((uow) => void uow.em.create(Task, { title } as never), { db: suite.db });
+      expect(await countTasks(suite.db, title)).toBe(1);
+    }
+  });
+
+  it('joins the unit from inside uow.em.transactional() (a savepoint of its transaction)', async () => {
+    const title = `t-${randomUUID()}`;
+    const dispatcher = new Dispatcher();
+    const delivered: string[] = [];
+    dispatcher.subscribe('*', (e) => void delivered.push(e.name));
+    await UnitOfWork.run(
+      async (outer) => {
+        await outer.em.transactional(async (em) => {
+          em.create(Task, { title } as never);
+          await UnitOfWork.run((inner) => {
+            expect(inner).toBe(outer);
+            inner.raise(domainEvent('inner.raised', {}));
+          }, { db: suite.db });
+        });
+        expect(await countTasks(suite.db, title)).toBe(1); // flushed by the savepoint, seen in the transaction
+      },
+      { db: suite.db, dispatcher },
+    );
+    expect(delivered).toEqual(['inner.raised']);
+    expect(await countTasks(suite.db, title)).toBe(1);
+  });
+
+  it('makes orm.em inside the unit its EntityManager: its changes are flushed and committed with the unit', async () => {
+    const title = `t-${randomUUID()}`;
+    await UnitOfWork.run(
+      (uow) => {
+        const em = suite.db.orm.em.getContext();
+        expect(em).toBe(uow.em);
+        em.create(Task, { title } as never);
+      },
+      { db: suite.db },
+    );
+    expect(await countTasks(suite.db, title)).toBe(1);
+  });
+
+  it('refuses uow.em.commit() and rollback(): the unit ends its own transaction', async () => {
+    const title = `t-${randomUUID()}`;
+    const run = UnitOfWork.run(
+      async (uow) => {
+        uow.em.create(Task, { title } as never);
+        await uow.em.commit();
+      },
+      { db: suite.db },
+    );
+    await expect(run).rejects.toThrow(/commits or rolls back itself/);
+    expect(await countTasks(suite.db, title)).toBe(0);
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
 import { ValidationError, type ErrorDetail } from '../errors.js';
-import { singular } from '../util/inflect.js';
+import { wireKeyOf } from './wire-names.js';
 
 export type Id = string | number;
 
@@ -210,7 +210,7 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
   const target = { table: targetMeta.tableName, key: keySpec(targetPk as EntityProperty) };
   if (prop.kind === ReferenceKind.MANY_TO_ONE || prop.kind === ReferenceKind.ONE_TO_ONE) {
     return {
-      key: `${prop.name}_id`,
+      key: wireKeyOf(prop),
       prop: prop.name,
       kind: 'to-one',
       nullable,
@@ -223,7 +223,7 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
   }
   if (prop.kind === ReferenceKind.MANY_TO_MANY) {
     return {
-      key: relationKeys[prop.name] ?? `${singular(prop.name)}_ids`,
+      key: wireKeyOf(prop, relationKeys),
       prop: prop.name,
       kind: 'to-many',
       nullable: true, // null clears the links, like []

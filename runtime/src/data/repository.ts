@@ -1,12 +1,15 @@
 import type { EntityMetadata } from '@mikro-orm/core';
+import { getContext } from '../context/context.js';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
 import { ModelReader, type ListParams, type ModelReaderOptions, type ReadOptions, type SearchRequest } from '../search/index.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Base, ModelClass } from './base.js';
 import { dbManager, type Database } from './database.js';
+import { InsertPlan } from './insert-plan.js';
 import { toConflictError } from './repository-errors.js';
 import { WritePlan, type Id, type RelatedCheck } from './repository-input.js';
 import type { Page, Row } from './types.js';
+import { useRelationKeys } from './wire-names.js';
 
 export type { Id } from './repository-input.js';
 
@@ -35,8 +38,10 @@ export interface UpdateOptions {
 
 /**
  * Persistence layer of one model. Reads go through a `ModelReader` (plain rows, no entities); writes
- * go through MikroORM inside the current `UnitOfWork`, or a unit of their own when none is active, and
- * answer with the row exactly as `get` returns it (read back in the same transaction).
+ * run inside the current `UnitOfWork`, or a unit of their own when none is active, and answer with the
+ * row exactly as `get` returns it. A create of a plain row is one compiled `INSERT … RETURNING`
+ * (`InsertPlan`); other creates, updates and deletes go through MikroORM and read the row back in the
+ * same transaction.
  *
  * Input uses wire names: columns by name, a to-one relation as `<relation>_id`, a many-to-many as
  * `<singular>_ids` (override with `relationKeys`). Related ids are checked with one query per
@@ -56,7 +61,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   protected readonly relationKeys: Readonly<Record<string, string>> = {};
   private readonly explicitDb: Database | undefined;
   private readonly readerOptions: ModelReaderOptions | undefined;
-  private cached: { db: Database; reader: ModelReader<M>; plan: WritePlan } | undefined;
+  private cached: RepositoryState<M> | undefined;
 
   constructor(options: RepositoryOptions<M>);
   constructor(model: ModelClass<M>, db?: Database);
@@ -95,13 +100,26 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     return this.reader.search(request);
   }
 
-  /** Inserts one record and returns it as `get` would. */
+  /**
+   * Inserts one record and returns it as `get` would. A plain row (no many-to-many links, a model
+   * without ORM hooks; see `InsertPlan.accepts`) is written by one compiled, prepared
+   * `INSERT … RETURNING` in the unit of work, which also reports its entity event; anything else goes
+   * through MikroORM and is read back.
+   */
   async create(data: C): Promise<Row<M>> {
-    const { plan } = this.state();
+    const { plan, insert } = this.state();
     const { values, related } = plan.prepare(data, 'create');
     return UnitOfWork.run(
       async (uow) => {
-        await this.checkRelated(related);
+        if (related.length > 0) await this.checkRelated(related);
+        // A subclass that overrides `flush` sees every create through it, so it keeps the ORM path.
+        if (this.flush === BaseRepository.prototype.flush && insert.accepts(values)) {
+          try {
+            return (await insert.insert(uow, values, getContext().restrictedFields)) as Row<M>;
+          } catch (err) {
+            throw toConflictError(err, plan.table);
+          }
+        }
         const entity = uow.em.create(this.model, values as never, { persist: true });
         await this.flush(uow);
         return this.readBack((entity as unknown as Record<string, Id>)[plan.keyProperty]!);
@@ -186,7 +204,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     return new NotFoundError(`No ${table} record with id ${id}`, [{ path: 'id', reason: 'not_found', message: `No ${table} record with id ${id}` }]);
   }
 
-  private state(): { db: Database; reader: ModelReader<M>; plan: WritePlan } {
+  private state(): RepositoryState<M> {
     const db = this.explicitDb ?? dbManager.db;
     // Rebuilt if the app re-initialised the database (tests, reloads).
     if (this.cached?.db !== db) this.cached = sharedState(db, this.model, this.readerOptions, this.relationKeys);
@@ -194,11 +212,16 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   }
 }
 
-type RepositoryState = { db: Database; reader: ModelReader<Base>; plan: WritePlan };
+interface RepositoryState<M extends Base = Base> {
+  readonly db: Database;
+  readonly reader: ModelReader<M>;
+  readonly plan: WritePlan;
+  readonly insert: InsertPlan;
+}
 const states = new WeakMap<Database, Map<string, RepositoryState>>();
 
 /**
- * The read side and write plan of one (database, model, options), built once and shared: repositories
+ * The read side and write plans of one (database, model, options), built once and shared: repositories
  * are usually request-scoped, and rebuilding these per request cost 10–15 µs each time.
  */
 function sharedState<M extends Base>(
@@ -206,15 +229,22 @@ function sharedState<M extends Base>(
   model: ModelClass<M>,
   readerOptions: ModelReaderOptions | undefined,
   relationKeys: Readonly<Record<string, string>>,
-): { db: Database; reader: ModelReader<M>; plan: WritePlan } {
+): RepositoryState<M> {
   let byKey = states.get(db);
   if (!byKey) states.set(db, (byKey = new Map()));
   const key = `${model.name}\u0000${JSON.stringify(readerOptions ?? null)}\u0000${JSON.stringify(relationKeys)}`;
   let state = byKey.get(key);
   if (!state) {
     const meta = db.orm.getMetadata().get(model.name) as EntityMetadata;
-    state = { db, reader: new ModelReader<M>(db, model, readerOptions) as unknown as ModelReader<Base>, plan: new WritePlan(meta, relationKeys) };
+    // Entity events name many-to-many changes with this repository's keys, as its API does.
+    useRelationKeys(meta, relationKeys);
+    state = {
+      db,
+      reader: new ModelReader<M>(db, model, readerOptions) as unknown as ModelReader<Base>,
+      plan: new WritePlan(meta, relationKeys),
+      insert: new InsertPlan(db, meta),
+    };
     byKey.set(key, state);
   }
-  return state as unknown as { db: Database; reader: ModelReader<M>; plan: WritePlan };
+  return state as unknown as RepositoryState<M>;
 }

@@ -65,29 +65,38 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
     return this.repository.search(request);
   }
 
+  // A hook is awaited only when it returns a promise: most hooks are synchronous, and every promise on
+  // the write path also pays for each active AsyncLocalStorage store.
+
   create(input: C): Promise<Row<M>> {
     return this.inUnit(async (uow) => {
-      const data = (await this.preCreate(input)) ?? input;
+      const pre = this.preCreate(input);
+      const data = (isPromise(pre) ? await pre : pre) ?? input;
       const row = await this.repository.create(data);
-      await this.postCreate(row, uow);
+      const post = this.postCreate(row, uow);
+      if (isPromise(post)) await post;
       return row;
     });
   }
 
   update(id: Id, input: U, options: UpdateOptions = {}): Promise<Row<M>> {
     return this.inUnit(async (uow) => {
-      const data = (await this.preUpdate(id, input)) ?? input;
+      const pre = this.preUpdate(id, input);
+      const data = (isPromise(pre) ? await pre : pre) ?? input;
       const row = await this.repository.update(id, data, options);
-      await this.postUpdate(row, uow);
+      const post = this.postUpdate(row, uow);
+      if (isPromise(post)) await post;
       return row;
     });
   }
 
   delete(id: Id): Promise<void> {
     return this.inUnit(async (uow) => {
-      await this.preDelete(id);
+      const pre = this.preDelete(id);
+      if (isPromise(pre)) await pre;
       await this.repository.delete(id);
-      await this.postDelete(id, uow);
+      const post = this.postDelete(id, uow);
+      if (isPromise(post)) await post;
     });
   }
 
@@ -112,4 +121,9 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   private inUnit<T>(fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
     return UnitOfWork.run(fn, { db: this.repository.db });
   }
+}
+
+/** A thenable (what `await` would wait for), as opposed to a plain value. */
+function isPromise<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }

@@ -7,7 +7,7 @@ export interface DomainEvent<P = unknown> {
 
 export type EntityChange = 'created' | 'updated' | 'deleted';
 
-/** Raised for every entity written through the ORM once `registerDbEventDispatcher` is in place. */
+/** Raised for every row a unit of work or the ORM writes, once `registerDbEventDispatcher` is in place. */
 export interface EntityEvent extends DomainEvent<EntityEventPayload> {
   /** `<table>.<change>`, e.g. `tasks.created`. */
   readonly name: `${string}.${EntityChange}`;
@@ -20,7 +20,10 @@ export interface EntityEventPayload {
   /** Table / permission namespace, e.g. `tasks`. */
   readonly table: string;
   readonly primaryKey: unknown;
-  /** Properties written: all set ones for created, the changed ones for updated, empty for deleted. */
+  /**
+   * Fields written, by wire name as in the HTTP API (`title`, `project_id`, `label_ids`): all set ones
+   * for created, the changed ones for updated, empty for deleted.
+   */
   readonly changedFields: readonly string[];
 }
 

@@ -9,9 +9,11 @@ import {
   type UnitOfWork as OrmUnitOfWork,
 } from '@mikro-orm/core';
 import { dbManager, type Database } from '../data/database.js';
+import { wireNameOf } from '../data/wire-names.js';
 import type { Dispatcher } from '../events/dispatcher.js';
 import type { EntityChange, EntityEvent } from '../events/events.js';
 import { setDefaultDispatcher, sinkFor } from './registry.js';
+import { rootTransaction } from './transaction.js';
 
 /** One entity written by a flush, waiting for its transaction to end. */
 interface PendingChange {
@@ -35,16 +37,19 @@ const CHANGE_OF: Partial<Record<ChangeSetType, EntityChange>> = {
  * Turns MikroORM flushes into `EntityEvent`s, delivered only once the transaction that wrote them has
  * committed.
  *
- * `afterFlush` cannot be used for that: it also fires inside a transaction that later rolls back. So
- * the changes of each flush are recorded in `onFlush` (where the change sets are final) under the
- * transaction they belong to, and the batch is released by `afterTransactionCommit` or dropped by
- * `afterTransactionRollback`. The key is:
+ * `afterFlush` alone cannot tell that: it also fires inside a transaction that later rolls back. So
+ * the changes of each flush are recorded in `onFlush` (where the change sets are final) and then:
  *
- * - the root transaction when the flush runs inside one (a unit of work, `em.begin()`,
- *   `em.transactional()`; a savepoint of a nested `em.transactional()` is resolved to its root, because
- *   MikroORM fires commit/rollback events for the root transaction only);
- * - otherwise the ORM's unit of work: a plain `em.flush()` opens its own transaction after `onFlush`,
- *   and its commit/rollback events carry that unit of work.
+ * - inside a Core unit of work (the flush runs in the unit's transaction, or in a savepoint of it made
+ *   by `em.transactional()`), handed to the unit once the flush has succeeded (`afterFlush`). The unit
+ *   keeps them in write order next to the events of its own inserts, delivers them after its commit
+ *   and drops them on rollback;
+ * - otherwise kept under the transaction they belong to and released by `afterTransactionCommit` or
+ *   dropped by `afterTransactionRollback`. The key is the root transaction when the flush runs inside
+ *   one (`em.begin()`, `em.transactional()`; a savepoint is resolved to its root, because MikroORM
+ *   fires commit/rollback events for the root transaction only), else the ORM's unit of work: a plain
+ *   `em.flush()` opens its own transaction after `onFlush`, and its commit/rollback events carry that
+ *   unit of work.
  *
  * Limitation: a savepoint that rolls back inside a transaction that then commits fires no MikroORM
  * event, so the changes flushed inside it are still reported. Core's own nesting never uses
@@ -53,16 +58,34 @@ const CHANGE_OF: Partial<Record<ChangeSetType, EntityChange>> = {
 class EntityEventBridge implements EventSubscriber {
   dispatcher: Dispatcher | undefined;
   private readonly pending = new WeakMap<object, PendingChange[]>();
+  /** Changes of a flush inside a unit of work, by the ORM unit of work flushing, until `afterFlush`. */
+  private readonly flushing = new WeakMap<OrmUnitOfWork, PendingChange[]>();
 
   onFlush({ em, uow }: FlushEventArgs): void {
     if (!this.dispatcher) return;
     const changes = collectChanges(uow);
-    if (changes.length === 0) return;
     const trx = em.getTransactionContext<object>();
-    const key = trx ? rootTransaction(trx) : uow;
+    const root = trx ? rootTransaction(trx) : undefined;
+    if (root && sinkFor(root)) {
+      // Replaces what an earlier, failed flush of the same EntityManager left behind.
+      if (changes.length > 0) this.flushing.set(uow, changes);
+      else this.flushing.delete(uow);
+      return;
+    }
+    if (changes.length === 0) return;
+    const key = root ?? uow;
     const list = this.pending.get(key);
     if (list) list.push(...changes);
     else this.pending.set(key, changes);
+  }
+
+  afterFlush({ em, uow }: FlushEventArgs): void {
+    const changes = this.flushing.get(uow);
+    if (!changes) return;
+    this.flushing.delete(uow);
+    const trx = em.getTransactionContext<object>();
+    const sink = trx ? sinkFor(rootTransaction(trx)) : undefined;
+    if (sink && this.dispatcher) sink(this.dispatcher, changes.map(toEntityEvent));
   }
 
   async afterTransactionCommit({ em, transaction, uow }: TransactionEventArgs): Promise<void> {
@@ -70,12 +93,6 @@ class EntityEventBridge implements EventSubscriber {
     const dispatcher = this.dispatcher;
     if (changes.length === 0 || !dispatcher) return;
     const events = changes.map(toEntityEvent);
-    const sink = sinkFor(em);
-    if (sink) {
-      // A Core unit of work owns this transaction: it delivers the events once its commit has returned.
-      sink(dispatcher, events);
-      return;
-    }
     // A plain flush, or the caller's own em.begin()/em.transactional(). The handlers run before the
     // commit call returns; detach the finished transaction from the EntityManager first (MikroORM
     // does so right after this hook) so a handler that queries does not use the completed transaction.
@@ -105,10 +122,11 @@ const bridges = new WeakMap<Database, EntityEventBridge>();
  * Also makes `dispatcher` the default dispatcher of `UnitOfWork.run` on `db`.
  *
  * Events are named `<table>.<created|updated|deleted>` (e.g. `tasks.created`) with the payload
- * `{ change, entity, table, primaryKey, changedFields }`: `changedFields` lists the property names
- * written (every set property on create, only the changed ones on update, a many-to-many property when
- * its links changed, none on delete). Rows removed by the database itself (`ON DELETE CASCADE`) are
- * not reported, since the ORM never sees them.
+ * `{ change, entity, table, primaryKey, changedFields }`: `changedFields` lists the fields written,
+ * under their wire names as in the HTTP API (`title`, `project_id`, `label_ids`): every set field on
+ * create, only the changed ones on update, a many-to-many key when its links changed, none on delete.
+ * Rows removed by the database itself (`ON DELETE CASCADE`) are not reported, since the ORM never
+ * sees them.
  *
  * Registering again for the same database replaces the dispatcher. Returns a function that
  * unregisters it (if it is still the registered one).
@@ -129,6 +147,16 @@ export function registerDbEventDispatcher(dispatcher: Dispatcher, db: Database =
     registered.dispatcher = undefined;
     setDefaultDispatcher(db, undefined);
   };
+}
+
+/** The dispatcher receiving `db`'s entity events, if `registerDbEventDispatcher` is in place. */
+export function entityEventDispatcher(db: Database): Dispatcher | undefined {
+  return bridges.get(db)?.dispatcher;
+}
+
+/** Whether `subscriber` is Core's own bridge (the fast insert path must not skip anyone else's). */
+export function isEntityEventBridge(subscriber: EventSubscriber): boolean {
+  return subscriber instanceof EntityEventBridge;
 }
 
 /** The change sets of one flush (pivot tables left out), with many-to-many link changes merged in. */
@@ -171,32 +199,16 @@ function collectChanges(uow: OrmUnitOfWork): PendingChange[] {
 }
 
 function toEntityEvent(pending: PendingChange): EntityEvent {
-  const table = pending.meta.tableName;
+  const meta = pending.meta;
   const primaryKey = pending.primaryKey ?? helper(pending.entity).getPrimaryKey();
-  return {
-    name: `${table}.${pending.change}`,
-    payload: {
-      change: pending.change,
-      entity: pending.meta.className,
-      table,
-      primaryKey,
-      changedFields: [...pending.fields],
-    },
-  };
+  return entityEvent(meta, pending.change, primaryKey, [...pending.fields].map((name) => wireNameOf(meta, name)));
 }
 
-/**
- * MikroORM marks a savepoint's transaction object with a symbol property (`parentTransaction`) that
- * points at the enclosing transaction; follow it to the root. The symbol is internal to
- * `@mikro-orm/knex`, hence the lookup by description (pinned version 6.6.16; covered by a test).
- */
-function rootTransaction(trx: object): object {
-  let current = trx as Record<symbol, unknown>;
-  for (;;) {
-    const parentKey = Object.getOwnPropertySymbols(current).find((s) => s.description === 'parentTransaction');
-    const parent = parentKey ? current[parentKey] : undefined;
-    // A knex transaction is a function object.
-    if (!parent || (typeof parent !== 'object' && typeof parent !== 'function')) return current;
-    current = parent as Record<symbol, unknown>;
-  }
+/** An entity event of `meta`'s table; `changedFields` are wire names (`project_id`, `label_ids`). */
+export function entityEvent(meta: EntityMetadata, change: EntityChange, primaryKey: unknown, changedFields: readonly string[]): EntityEvent {
+  const table = meta.tableName;
+  return {
+    name: `${table}.${change}`,
+    payload: { change, entity: meta.className, table, primaryKey, changedFields },
+  };
 }

@@ -1,43 +1,44 @@
 /**
- * The two links between the entity-event bridge and the unit of work, kept in a module of their own so
+ * The links between the entity-event bridge and the unit of work, kept in a module of their own so
  * neither imports the other:
  *
- * - per database, the dispatcher given to `registerDbEventDispatcher`, which is also the unit of work's
- *   default dispatcher;
- * - per EntityManager, the open unit of work that owns it. When that EntityManager's transaction commits,
- *   the bridge hands the entity events to the unit instead of dispatching them itself, so the unit can
- *   deliver them after its commit returns and outside its transaction (see `UnitOfWork.run`).
+ * - per database, the dispatcher given to `registerDbEventDispatcher`: it receives the entity events,
+ *   and it is also the unit of work's default dispatcher for domain events;
+ * - per transaction object (what an EntityManager holds as its transaction context), the open unit of
+ *   work that owns it. The bridge hands the entity events of a flush in that transaction to the unit,
+ *   which delivers them after its commit, outside its transaction (see `UnitOfWork.run`).
  *
  * Both maps are weak: a closed database or a finished unit leaves nothing behind.
  */
-import type { EntityManager } from '@mikro-orm/core';
 import type { Database } from '../data/database.js';
 import type { Dispatcher } from '../events/dispatcher.js';
 import type { EntityEvent } from '../events/events.js';
 
-/** Receives the entity events of a committed transaction, to deliver them later. */
+/** Receives the entity events of a flush inside a unit's transaction, to deliver them after its commit. */
 export type EntityEventSink = (dispatcher: Dispatcher, events: EntityEvent[]) => void;
 
 const defaultDispatchers = new WeakMap<Database, Dispatcher>();
-const sinks = new WeakMap<EntityManager, EntityEventSink>();
+const sinks = new WeakMap<object, EntityEventSink>();
 
 export function setDefaultDispatcher(db: Database, dispatcher: Dispatcher | undefined): void {
   if (dispatcher) defaultDispatchers.set(db, dispatcher);
   else defaultDispatchers.delete(db);
 }
 
+/** The dispatcher registered for `db` with `registerDbEventDispatcher`: entity events go there. */
 export function defaultDispatcherFor(db: Database): Dispatcher | undefined {
   return defaultDispatchers.get(db);
 }
 
-export function bindSink(em: EntityManager, sink: EntityEventSink): void {
-  sinks.set(em, sink);
+export function bindSink(transaction: object, sink: EntityEventSink): void {
+  sinks.set(transaction, sink);
 }
 
-export function unbindSink(em: EntityManager): void {
-  sinks.delete(em);
+export function unbindSink(transaction: object): void {
+  sinks.delete(transaction);
 }
 
-export function sinkFor(em: EntityManager): EntityEventSink | undefined {
-  return sinks.get(em);
+/** The sink of the unit of work that owns `transaction` (a root transaction object), if any. */
+export function sinkFor(transaction: object): EntityEventSink | undefined {
+  return sinks.get(transaction);
 }

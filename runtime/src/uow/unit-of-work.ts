@@ -1,9 +1,11 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { TransactionContext, type EntityManager } from '@mikro-orm/core';
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import { TransactionContext, type EntityManager, type Transaction } from '@mikro-orm/core';
 import { dbManager, type Database } from '../data/database.js';
 import { Dispatcher } from '../events/dispatcher.js';
 import type { DomainEvent, EntityEvent } from '../events/events.js';
+import { entityEventDispatcher } from './entity-events.js';
 import { bindSink, defaultDispatcherFor, unbindSink } from './registry.js';
+import { rootTransaction, UnitTransaction } from './transaction.js';
 
 export interface UnitOfWorkOptions {
   /** Database to run on; defaults to `dbManager.db`. */
@@ -17,7 +19,15 @@ export interface UnitOfWorkOptions {
 
 type UnitState = 'open' | 'committed' | 'rolled back';
 
-const storage = new AsyncLocalStorage<UnitOfWork>();
+/** Units by their EntityManager, their transaction object and their `TransactionContext` (see `UnitOfWork.current`). */
+const units = new WeakMap<object, UnitOfWork>();
+
+/**
+ * MikroORM's AsyncLocalStorage of `TransactionContext`s (a private static of @mikro-orm/core 6.6.16).
+ * Through it a unit enters a context whose `em` is forked only when something asks for it; without it
+ * (a MikroORM version that moved it) the unit enters `TransactionContext.create(uow.em, …)`, forking up front.
+ */
+const transactionStorage = (TransactionContext as unknown as { storage?: AsyncLocalStorage<TransactionContext> }).storage;
 
 /** Used when no dispatcher is given or registered: it has no subscribers, so dispatching is a no-op. */
 const NO_DISPATCHER = new Dispatcher();
@@ -34,14 +44,13 @@ const NO_DISPATCHER = new Dispatcher();
  * });
  * ```
  *
- * **Lifecycle.** `run` forks an EntityManager (`uow.em`), begins a transaction, runs `fn`, flushes and
- * commits. Only then are events delivered: first the entity events of the transaction (if
- * `registerDbEventDispatcher` is in place for this database), in flush order, then the domain events
- * queued with `raise`, in the order they were raised. Entity events go first because they report the
- * data that committed, and domain events usually describe what that data means. Handlers run after
- * `run` has left the unit: they see committed data and `UnitOfWork.current()` is no longer this unit.
- * If `fn` throws, or the flush or commit fails, the transaction rolls back, every queued event is
- * dropped, and the error is rethrown.
+ * **Lifecycle.** `run` runs `fn` in the unit, flushes `uow.em` if it holds changes, and commits. Only
+ * then are events delivered: first the entity events of the transaction (if `registerDbEventDispatcher`
+ * is in place for this database), in write order, then the domain events queued with `raise`, in the
+ * order they were raised. Entity events go first because they report the data that committed, and
+ * domain events usually describe what that data means. Handlers run after `run` has left the unit: they
+ * see committed data and `UnitOfWork.current()` is no longer this unit. If `fn` throws, or the flush or
+ * commit fails, the transaction rolls back, every queued event is dropped, and the error is rethrown.
  *
  * **Nesting.** A `run` inside an open unit on the same database joins it: same transaction, same
  * `em`, its events are queued on the outer unit and go out after the outer commit. There is no
@@ -49,53 +58,92 @@ const NO_DISPATCHER = new Dispatcher();
  * catches the error, the outer unit rolls back at its end and rethrows that error. Half of a nested
  * unit is never committed and its events are never sent.
  *
- * **Cost.** A unit is one `em.fork()` plus `em.begin()`/`em.commit()` on it, and two AsyncLocalStorage
- * scopes for `fn` (MikroORM's `TransactionContext`, so `orm.em` and `Database.select` inside `fn` use the
- * transaction, and this class's own). `em.transactional()` was not used: it also clones the event
- * manager, registers a subscriber per call and merges the fork back into its parent, none of which a
- * unit needs, since its EntityManager is dropped after the commit. Rough measurement on SQLite in
- * memory (2,000 single-row inserts, shared 2-core machine, so noisy): `em.transactional()` 450–700 µs
- * per insert, fork + begin/commit 360–490 µs. Most of the rest is knex's transaction object and the
- * BEGIN/COMMIT round trips (80–110 µs for an empty one), which any transactional write pays.
+ * **Cost.** The transaction is begun lazily, on the first statement, on a connection of MikroORM's pool,
+ * and Core sends BEGIN and COMMIT itself (prepared once per SQLite connection). `uow.em` is a plain
+ * `fork()`, made on first use, whose transaction context is the unit's transaction (see
+ * `transaction.ts`), so nothing builds a knex transaction object unless `em.transactional()` asks for
+ * a savepoint. A unit
+ * that only runs Core's compiled statements (the repositories' single-row create) costs a BEGIN, its
+ * statements and a COMMIT; a unit that never touches the database costs no SQL. `fn` runs in one
+ * AsyncLocalStorage scope, MikroORM's `TransactionContext` (so `orm.em` and `Database.select` inside
+ * it use the transaction), which also tells `UnitOfWork.current()` the active unit. Rough measurement
+ * on SQLite in memory, CPU time per unit: `em.fork()` + `em.begin()`/`em.commit()` 250 µs; BEGIN,
+ * one INSERT and COMMIT through cached statements 30–50 µs.
+ *
+ * MikroORM's transaction events (`afterTransactionCommit`…) do not fire for a unit's transaction,
+ * which Core runs itself; use `registerDbEventDispatcher` or domain events. `uow.em.commit()` and
+ * `uow.em.rollback()` throw: the unit ends its transaction when `fn` returns or throws.
  */
 export class UnitOfWork {
-  /** The transactional EntityManager. Everything done through it commits or rolls back together. */
-  readonly em: EntityManager;
   readonly db: Database;
+  private readonly transaction: UnitTransaction;
   private readonly dispatcher: Dispatcher;
   private readonly domainEvents: DomainEvent[] = [];
   private readonly entityEvents: { dispatcher: Dispatcher; events: EntityEvent[] }[] = [];
   private state: UnitState = 'open';
   /** Set when a nested `run` threw: the unit may no longer commit. */
   private failure: { error: unknown } | undefined;
+  private forked: EntityManager | undefined;
+  /** Receives the entity events of the ORM's flushes in this unit (see `registerDbEventDispatcher`). */
+  private readonly sink = (dispatcher: Dispatcher, events: EntityEvent[]): void => {
+    this.entityEvents.push({ dispatcher, events });
+  };
 
-  private constructor(em: EntityManager, db: Database, dispatcher: Dispatcher) {
-    this.em = em;
+  private constructor(db: Database, dispatcher: Dispatcher) {
     this.db = db;
     this.dispatcher = dispatcher;
+    this.transaction = new UnitTransaction(db);
+  }
+
+  /**
+   * The transactional EntityManager. Everything done through it commits or rolls back together. It is
+   * forked on first use (a unit that only runs Core's compiled statements never needs one).
+   */
+  get em(): EntityManager {
+    if (!this.forked) {
+      // `disableContextResolution`: fork the ORM's root EntityManager itself. Resolving the context would
+      // fork whatever EntityManager the async context holds, which may belong to another database that
+      // shares the ORM's context name.
+      const em = this.db.orm.em.fork({ disableContextResolution: true });
+      const transaction = this.transaction.knex;
+      em.setTransactionContext(transaction as unknown as Transaction);
+      units.set(em, this);
+      // The bridge finds the unit of a flush through the root of the flushing EntityManager's transaction.
+      units.set(transaction, this);
+      bindSink(transaction, this.sink);
+      this.forked = em;
+    }
+    return this.forked;
   }
 
   /** The unit of work active in this async context, if any. */
   static current(): UnitOfWork | undefined {
-    return storage.getStore();
+    const context = TransactionContext.currentTransactionContext();
+    if (!context) return undefined;
+    const own = units.get(context);
+    if (own) return own;
+    const em = context.em;
+    const unit = units.get(em);
+    if (unit) return unit;
+    // A fork made inside the unit (e.g. by `uow.em.transactional()`) runs in a savepoint of its transaction.
+    const trx = em.getTransactionContext<object>();
+    return trx ? units.get(rootTransaction(trx)) : undefined;
   }
 
   /**
    * Runs `fn` in a unit of work: joins the active one on the same database, otherwise opens, commits
    * and publishes a new one. Resolves with `fn`'s result once the events have been delivered.
    */
-  static async run<T>(fn: (uow: UnitOfWork) => Promise<T> | T, options: UnitOfWorkOptions = {}): Promise<T> {
-    const db = options.db ?? dbManager.db;
-    const outer = storage.getStore();
-    if (outer && outer.db === db && outer.state === 'open') return outer.join(fn);
-    // `disableContextResolution`: fork the ORM's root EntityManager itself. Resolving the context would
-    // fork whatever EntityManager the async context holds, which may belong to another database that
-    // shares the ORM's context name.
-    const em = db.orm.em.fork({ disableContextResolution: true });
-    const unit = new UnitOfWork(em, db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER);
-    const result = await unit.execute(fn);
-    await unit.publish();
-    return result;
+  static run<T>(fn: (uow: UnitOfWork) => Promise<T> | T, options: UnitOfWorkOptions = {}): Promise<T> {
+    try {
+      const db = options.db ?? dbManager.db;
+      const outer = UnitOfWork.current();
+      if (outer && outer.db === db && outer.state === 'open') return outer.join(fn);
+      return new UnitOfWork(db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER).execute(fn);
+    } catch (error) {
+      // E.g. no database yet: a rejection, as from an async function.
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -103,51 +151,99 @@ export class UnitOfWork {
    * finished: an event raised after the fact would silently go nowhere.
    */
   raise(event: DomainEvent): void {
-    if (this.state !== 'open') {
-      throw new Error(
-        `UnitOfWork.raise("${event.name}") was called after the unit ${this.state}: raise events inside ` +
-          'UnitOfWork.run (e.g. in a postCreate hook), or open a new unit for them',
-      );
-    }
+    this.assertOpen(`raise("${event.name}")`);
     this.domainEvents.push(event);
   }
 
-  private async join<T>(fn: (uow: UnitOfWork) => Promise<T> | T): Promise<T> {
+  /**
+   * Runs one SQL statement with `?` placeholders on the unit's transaction and returns its rows. It is
+   * how Core writes a row without the ORM (see `InsertPlan`); statements are prepared once per SQLite
+   * connection. Driver errors are MikroORM's exceptions, as from a flush.
+   */
+  query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
     try {
-      return await fn(this);
+      this.assertOpen('query()');
     } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.transaction.query<R>(sql, params);
+  }
+
+  /**
+   * Queues an entity event for a row written without the ORM, delivered with the ORM's entity events
+   * (in write order) after the commit, and only if `registerDbEventDispatcher` is in place for the
+   * database. Core's compiled insert calls it; the ORM's writes are reported by the bridge.
+   */
+  recordEntityEvent(event: EntityEvent): void {
+    this.assertOpen('recordEntityEvent()');
+    const dispatcher = entityEventDispatcher(this.db);
+    if (dispatcher) this.entityEvents.push({ dispatcher, events: [event] });
+  }
+
+  private assertOpen(what: string): void {
+    if (this.state === 'open') return;
+    throw new Error(
+      `UnitOfWork.${what} was called after the unit ${this.state}: do it inside UnitOfWork.run ` +
+        '(e.g. in a postCreate hook), or open a new unit for it',
+    );
+  }
+
+  /** A nested `run`: `fn` inside this unit; if it fails, the whole unit will roll back. */
+  private join<T>(fn: (uow: UnitOfWork) => Promise<T> | T): Promise<T> {
+    const fail = (error: unknown): never => {
       this.failure ??= { error };
       throw error;
+    };
+    let result: Promise<T> | T;
+    try {
+      result = fn(this);
+    } catch (error) {
+      this.failure ??= { error };
+      return Promise.reject(error);
     }
+    // No extra async frame for a join: it is on the path of every service write.
+    if (typeof (result as PromiseLike<T> | null)?.then !== 'function') return Promise.resolve(result);
+    return Promise.resolve(result).catch(fail);
   }
 
   private async execute<T>(fn: (uow: UnitOfWork) => Promise<T> | T): Promise<T> {
-    const em = this.em;
-    await em.begin();
-    bindSink(em, (dispatcher, events) => this.entityEvents.push({ dispatcher, events }));
+    let result: T;
     try {
-      const result = await TransactionContext.create(em, () => storage.run(this, () => fn(this)));
+      result = await this.enter(fn);
       if (this.failure) throw this.failure.error;
-      await em.commit();
+      const em = this.forked;
+      if (em && hasPendingChanges(em)) await em.flush();
+      await this.transaction.end(true);
       this.state = 'committed';
-      return result;
     } catch (error) {
       this.state = 'rolled back';
       this.domainEvents.length = 0;
       this.entityEvents.length = 0;
-      if (em.isInTransaction()) {
-        try {
-          await em.rollback();
-        } catch (rollbackError) {
-          // The original error is what the caller needs; a failed rollback (e.g. a lost connection)
-          // ends the transaction on the server anyway.
-          this.db.logger.error({ err: rollbackError }, 'unit of work: rollback failed');
-        }
+      try {
+        await this.transaction.end(false);
+      } catch (rollbackError) {
+        // The original error is what the caller needs; a failed rollback (e.g. a lost connection)
+        // ends the transaction on the server anyway.
+        this.db.logger.error({ err: rollbackError }, 'unit of work: rollback failed');
       }
       throw error;
     } finally {
-      unbindSink(em);
+      if (this.transaction.hasKnex) unbindSink(this.transaction.knex);
     }
+    if (this.entityEvents.length > 0 || this.domainEvents.length > 0) await this.publish();
+    return result;
+  }
+
+  /**
+   * Runs `fn` in MikroORM's `TransactionContext` with this unit's EntityManager, so `orm.em` and
+   * `Database.select` inside it use the transaction. The context's `em` is a getter: the fork happens
+   * when something reads it, not for every unit.
+   */
+  private enter<T>(fn: (uow: UnitOfWork) => Promise<T> | T): Promise<T> | T {
+    if (!transactionStorage) return TransactionContext.create(this.em, () => fn(this));
+    const context = new LazyTransactionContext(this) as unknown as TransactionContext;
+    units.set(context, this);
+    return transactionStorage.run(context, () => fn(this));
   }
 
   /** Delivers the events of a committed unit. The dispatcher never throws: a failing handler is logged. */
@@ -156,3 +252,28 @@ export class UnitOfWork {
     if (this.domainEvents.length > 0) await this.dispatcher.dispatchAll(this.domainEvents);
   }
 }
+
+/**
+ * Whether `em` may hold changes to flush: entities persisted, removed or managed (a managed entity
+ * may have been changed). An untouched fork has none, and skipping its flush saves the flush events.
+ */
+function hasPendingChanges(em: EntityManager): boolean {
+  const work = em.getUnitOfWork(false);
+  if (work.getPersistStack().size > 0 || work.getRemoveStack().size > 0 || work.getOrphanRemoveStack().size > 0) return true;
+  for (const _entity of work.getIdentityMap()) return true;
+  return false;
+}
+
+/** A `TransactionContext` whose `em` is the unit's, read (and so forked) only when someone asks. */
+class LazyTransactionContext {
+  constructor(private readonly unit: UnitOfWork) {}
+
+  get em(): EntityManager {
+    return this.unit.em;
+  }
+
+  get id(): number {
+    return (this.unit.em as unknown as { _id: number })._id;
+  }
+}
+Object.setPrototypeOf(LazyTransactionContext.prototype, TransactionContext.prototype);
