@@ -171,8 +171,8 @@ export class UnitTransaction {
 
   /**
    * Runs one statement with `?` placeholders on the transaction and returns its rows (none for a write
-   * without RETURNING); SQLite statements are prepared once per connection. Driver errors come back as MikroORM's exceptions
-   * (`UniqueConstraintViolationException`…), as from the ORM.
+   * without RETURNING); SQLite statements are prepared once per connection. Driver errors come back as
+   * MikroORM's exceptions (`UniqueConstraintViolationException`…), as from the ORM.
    */
   async query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
     const conn = this.conn ?? (await this.connection());
