@@ -177,8 +177,16 @@ export class Database {
     return () => this.listeners.delete(listener);
   }
 
-  private emit(event: QueryEvent): void {
+  /**
+   * Reports a statement Core sent on a raw driver connection itself (the unit of work's BEGIN/COMMIT
+   * and compiled inserts), so `onQuery` listeners see every statement, whoever sent it.
+   */
+  reportQuery(event: QueryEvent): void {
     for (const listener of this.listeners) listener(event);
+  }
+
+  private emit(event: QueryEvent): void {
+    this.reportQuery(event);
   }
 
   /**

@@ -9,7 +9,7 @@
  * `uow.em`, `orm.em` inside the unit and `Database.select` all run on this transaction without a knex
  * transaction object ever being built. See the README of this folder for the measurements behind it.
  */
-import type { Database, QueryEvent } from '../data/database.js';
+import type { Database } from '../data/database.js';
 
 /** better-sqlite3, as far as the unit uses it. */
 interface SqliteStatement {
@@ -247,8 +247,7 @@ export class UnitTransaction {
   }
 
   private report(sql: string, params: readonly unknown[]): void {
-    // TODO(database.ts): `Database.emit` is private; ask for a public way to report statements Core runs itself.
-    (this.db as unknown as { emit(event: QueryEvent): void }).emit({ sql, params, source: 'orm' });
+    this.db.reportQuery({ sql, params, source: 'orm' });
   }
 
   private baseClient(): KnexClient {
