@@ -6,6 +6,7 @@ import { ForbiddenError, ValidationError } from '../errors.js';
  */
 export type IssueReason =
   | 'invalid_request'
+  | 'required'
   | 'max_depth'
   | 'too_many_filters'
   | 'too_many_values'

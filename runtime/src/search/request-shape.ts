@@ -1,4 +1,4 @@
-import { ValidationError } from '../errors.js';
+import type { ValidationError } from '../errors.js';
 import { describeValue, invalid } from './issues.js';
 import type { SearchLimits } from './limits.js';
 import {
@@ -56,9 +56,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * validation uses for missing fields too.
  */
 function missing(path: string, key: string, what: string): ValidationError {
-  const at = `${path}.${key}`;
-  const message = `'${key}' is required: ${what}`;
-  return new ValidationError(`${at}: ${message}`, [{ path: at, message, reason: 'required' }]);
+  return invalid(`${path}.${key}`, `'${key}' is required: ${what}`, 'required');
 }
 
 /** Checks the structure and bounds of a request without looking at the model. Throws ValidationError. */
