@@ -23,6 +23,16 @@ export function appendVary(reply: FastifyReply, names: readonly string[]): void 
 }
 
 const VARY_ON_CREDENTIALS: readonly string[] = ['Authorization', 'Cookie'];
+const VARY_ON_CREDENTIALS_TEXT = VARY_ON_CREDENTIALS.join(', ');
+
+/**
+ * `appendVary(reply, VARY_ON_CREDENTIALS)`, with the usual case (no `Vary` yet) set in one call:
+ * parsing and merging cost ~5 µs per restricted request in a by-id profile.
+ */
+function appendVaryOnCredentials(reply: FastifyReply): void {
+  if (reply.getHeader('vary') === undefined) reply.header('vary', VARY_ON_CREDENTIALS_TEXT);
+  else appendVary(reply, VARY_ON_CREDENTIALS);
+}
 
 /**
  * `Vary: Authorization, Cookie` when the active caller has restricted fields: a JSON answer then
@@ -32,12 +42,12 @@ const VARY_ON_CREDENTIALS: readonly string[] = ['Authorization', 'Cookie'];
  * which Core cannot see.
  */
 export function varyOnCredentials(reply: FastifyReply): void {
-  if (getContext().restrictedFields.size > 0) appendVary(reply, VARY_ON_CREDENTIALS);
+  if (getContext().restrictedFields.size > 0) appendVaryOnCredentials(reply);
 }
 
 /** `varyOnCredentials` when the reply's content type, as set so far, is JSON (`…json…`, any case). */
 export function varyOnCredentialsIfJson(reply: FastifyReply): void {
   if (getContext().restrictedFields.size > 0 && /json/i.test(String(reply.getHeader('content-type') ?? ''))) {
-    appendVary(reply, VARY_ON_CREDENTIALS);
+    appendVaryOnCredentials(reply);
   }
 }
