@@ -82,6 +82,25 @@ function ratioOf(samples: readonly Sample[], num: (s: Sample) => boolean, den: (
   return median(ratios);
 }
 
+/**
+ * Median over repetitions of (Core ÷ raw on `num`) ÷ (Core ÷ raw on `den`): the issue's "≥ 0.95× the
+ * unrestricted figure", where the figure is the × raw ratio. Dividing by raw in the same repetition
+ * takes out the machine's drift between two endpoints measured a minute apart, which on 2 shared cores
+ * moved Core's own req/s ratio between runs by ±15% while its CPU time per request stayed equal.
+ */
+function relativeRatioOf(samples: readonly Sample[], num: string, den: string): number {
+  const reps = [...new Set(samples.map((s) => s.rep))];
+  const ratios: number[] = [];
+  const rps = (rep: number, server: ServerName, endpoint: string) => samples.find((s) => s.rep === rep && s.server === server && s.endpoint === endpoint)?.rps ?? 0;
+  for (const rep of reps) {
+    const numRaw = rps(rep, 'raw', num);
+    const denRaw = rps(rep, 'raw', den);
+    const denCore = rps(rep, 'core', den);
+    if (numRaw > 0 && denRaw > 0 && denCore > 0) ratios.push(rps(rep, 'core', num) / numRaw / (denCore / denRaw));
+  }
+  return median(ratios);
+}
+
 export function summarize(samples: readonly Sample[]): Record<string, EndpointSummary> {
   const out: Record<string, EndpointSummary> = {};
   for (const endpoint of ENDPOINTS) {
@@ -123,8 +142,8 @@ export function checkTargets(
 
   atLeast('GET by id × raw', summary['by_id']?.ratio_raw, 0.45);
   for (const name of ['list', 'keyset_90k', 'search']) atLeast(`${name} × raw`, summary[name]?.ratio_raw, 0.7);
-  atLeast('by id, restricted ÷ unrestricted', round(ratioOf(coreOnly, core('by_id_restricted'), core('by_id')), 3), 0.95);
-  atLeast('list, restricted ÷ unrestricted', round(ratioOf(coreOnly, core('list_restricted'), core('list')), 3), 0.95);
+  atLeast('by id, restricted ÷ unrestricted (× raw)', round(relativeRatioOf(samples, 'by_id_restricted', 'by_id'), 3), 0.95);
+  atLeast('list, restricted ÷ unrestricted (× raw)', round(relativeRatioOf(samples, 'list_restricted', 'list'), 3), 0.95);
   atLeast('create × raw', summary['create']?.ratio_raw, 0.4);
   atLeast('keyset at 90k ÷ first page', round(ratioOf(coreOnly, core('keyset_90k'), core('list')), 3), 0.9);
   atMost('cold start (start → first 200)', coldStartMs, 600, 'ms');

@@ -5,7 +5,7 @@
  * edit inserts text at those positions, so the user's formatting and comments stay byte for byte.
  * Idempotent: what is already there is not added again.
  */
-import { Node, Project, SyntaxKind, type SourceFile } from 'ts-morph';
+import { Node, Project, SyntaxKind, type SourceFile } from './ts-morph.js';
 
 export interface PluginRegistration {
   className: string;

@@ -10,7 +10,7 @@
  * is not a literal (`process.env.PREFIX ?? '/tasks'`) is the user's decision and is left alone too.
  * Running it twice changes nothing the second time.
  */
-import { Node, Project, SyntaxKind, type ClassDeclaration, type Expression, type ObjectLiteralExpression } from 'ts-morph';
+import { Node, Project, SyntaxKind, type ClassDeclaration, type Expression, type ObjectLiteralExpression } from './ts-morph.js';
 import { print, literal, type Literal } from '../engine/code.js';
 
 /** One value to keep in step. */
