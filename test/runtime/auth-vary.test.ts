@@ -77,6 +77,16 @@ beforeAll(async () => {
     },
     {
       method: 'GET',
+      url: '/vary-set-by-handler',
+      action: view,
+      handler: async (_request, reply) => {
+        // Already there: merged with, not replaced, and a name given in another case is not repeated.
+        reply.header('vary', 'Accept-Encoding, cookie');
+        return new CoreJSONResponse({ ok: true });
+      },
+    },
+    {
+      method: 'GET',
       url: '/text',
       action: view,
       handler: async (_request, reply) => {
@@ -130,6 +140,8 @@ describe('Vary on Core routes', () => {
     ['admin', 'GET', '/object', 200, undefined],
     ['viewer', 'GET', '/json-text', 200, CREDENTIAL_VARY],
     ['viewer', 'GET', '/sent-by-handler', 200, CREDENTIAL_VARY],
+    ['viewer', 'GET', '/vary-set-by-handler', 200, 'Accept-Encoding, cookie, Authorization'],
+    ['admin', 'GET', '/vary-set-by-handler', 200, 'Accept-Encoding, cookie'],
     ['viewer', 'GET', '/text', 200, undefined],
     // Not a Core route.
     ['viewer', 'GET', '/plain', 200, undefined],
