@@ -37,7 +37,7 @@ import {
   type Sample,
 } from './lib/report.js';
 import { seedPostgres, seedSqlite } from './lib/seed.js';
-import { memoryOf, prepareServers, startServer, type RunningServer, type ServerSet } from './lib/servers.js';
+import { cpuTimeMsOf, memoryOf, prepareServers, startServer, type RunningServer, type ServerSet } from './lib/servers.js';
 import { verifyServers } from './lib/verify.js';
 
 const { values: args } = parseArgs({
@@ -122,9 +122,12 @@ async function measure(label: string, specs: ServerSet, databaseFor: (name: Serv
         const parts: string[] = [];
         for (const name of order) {
           const server = servers[name];
+          const cpuBefore = cpuTimeMsOf(server.pid);
           const result = await runLoad(server.baseUrl, endpoint, inputs[name], tokens[endpoint.role], duration);
+          const cpuAfter = cpuTimeMsOf(server.pid);
+          const cpuUs = cpuBefore !== null && cpuAfter !== null && result.responses > 0 ? ((cpuAfter - cpuBefore) * 1000) / result.responses : null;
           const rssMb = name === 'core' ? (memoryOf(server.pid)?.rssMb ?? null) : null;
-          samples.push({ ...result, rep, server: name, endpoint: endpoint.name, rssMb });
+          samples.push({ ...result, rep, server: name, endpoint: endpoint.name, rssMb, cpuUs });
           parts.push(`${name} ${Math.round(result.rps).toLocaleString('en-US')}${result.failures ? ` (${result.failures} failed)` : ''}`);
         }
         log(`  ${label} rep ${rep + 1}/${reps}  ${endpoint.name.padEnd(17)} ${parts.join('  ')} req/s`);

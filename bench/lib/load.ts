@@ -8,6 +8,8 @@ import type { Endpoint, EndpointInputs } from './endpoints.js';
 
 export interface LoadResult {
   rps: number;
+  /** Responses with the expected 2xx status. */
+  responses: number;
   p99Ms: number;
   p50Ms: number;
   /** Responses that were not 2xx, plus socket errors and timeouts: must be 0 for a valid run. */
@@ -40,6 +42,7 @@ export async function runLoad(
   const seconds = result.duration > 0 ? result.duration : durationSeconds;
   return {
     rps: result['2xx'] / seconds,
+    responses: result['2xx'],
     p99Ms: result.latency.p99,
     p50Ms: result.latency.p50,
     failures: result.non2xx + result.errors + result.timeouts,

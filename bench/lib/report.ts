@@ -15,6 +15,8 @@ export interface Sample extends LoadResult {
   endpoint: string;
   /** Core server RSS right after the run (MB); null for the baselines. */
   rssMb: number | null;
+  /** The server process's CPU time per 2xx response during the run (µs); null where /proc is unreadable. */
+  cpuUs: number | null;
 }
 
 export interface EndpointSummary {
@@ -28,6 +30,16 @@ export interface EndpointSummary {
   mikro_p99_ms: number;
   rss_mb: number | null;
   failures: number;
+  /** Server process CPU µs per response, medians over repetitions (PostgreSQL's own work not included). */
+  core_cpu_us: number | null;
+  raw_cpu_us: number | null;
+  mikro_cpu_us: number | null;
+  /**
+   * Median over repetitions of raw's CPU per response ÷ Core's: "× raw" by CPU instead of req/s. It does
+   * not depend on how much of the 2 cores the load generator and the neighbours left to the server, so
+   * it moves far less between runs than `ratio_raw`.
+   */
+  cpu_ratio_raw: number | null;
 }
 
 export interface TargetCheck {
@@ -101,6 +113,23 @@ function relativeRatioOf(samples: readonly Sample[], num: string, den: string): 
   return median(ratios);
 }
 
+/** Median CPU µs per response of some samples, or null when none was measured. */
+function cpuOf(samples: readonly Sample[]): number | null {
+  const values = samples.map((s) => s.cpuUs).filter((v): v is number => v !== null);
+  return values.length ? round(median(values), 0) : null;
+}
+
+/** Median over repetitions of raw's CPU per response ÷ Core's (higher is better for Core, like req/s ratios). */
+function cpuRatioOf(samples: readonly Sample[]): number | null {
+  const ratios: number[] = [];
+  for (const rep of new Set(samples.map((s) => s.rep))) {
+    const core = samples.find((s) => s.rep === rep && s.server === 'core')?.cpuUs;
+    const raw = samples.find((s) => s.rep === rep && s.server === 'raw')?.cpuUs;
+    if (core && raw) ratios.push(raw / core);
+  }
+  return ratios.length ? round(median(ratios), 3) : null;
+}
+
 export function summarize(samples: readonly Sample[]): Record<string, EndpointSummary> {
   const out: Record<string, EndpointSummary> = {};
   for (const endpoint of ENDPOINTS) {
@@ -119,6 +148,10 @@ export function summarize(samples: readonly Sample[]): Record<string, EndpointSu
       mikro_p99_ms: round(median(of('mikro').map((s) => s.p99Ms)), 1),
       rss_mb: rss.length ? round(Math.max(...rss), 1) : null,
       failures: mine.reduce((n, s) => n + s.failures, 0),
+      core_cpu_us: cpuOf(of('core')),
+      raw_cpu_us: cpuOf(of('raw')),
+      mikro_cpu_us: cpuOf(of('mikro')),
+      cpu_ratio_raw: cpuRatioOf(mine),
     };
   }
   return out;
@@ -162,8 +195,8 @@ const num = (n: number | null | undefined, digits = 0): string =>
 
 /** The table printed at the end of a run (also pasted into docs/performance.md); one per database. */
 export function formatTable(endpoints: Record<string, EndpointSummary>, rawLabel = 'raw req/s'): string {
-  const header = ['endpoint', 'Core req/s', 'p99 ms', 'RSS MB', '× raw', '× hand-written', rawLabel, 'MikroORM req/s'];
-  const widths = [36, 11, 7, 7, 6, 15, Math.max(10, rawLabel.length), 15];
+  const header = ['endpoint', 'Core req/s', 'p99 ms', 'RSS MB', '× raw', '× hand-written', rawLabel, 'MikroORM req/s', 'CPU µs Core / raw', '× raw (CPU)'];
+  const widths = [36, 11, 7, 7, 6, 15, Math.max(10, rawLabel.length), 15, 17, 11];
   const lines = [
     `| ${header.map((h, i) => pad(h, widths[i]!, i > 0)).join(' | ')} |`,
     `|${widths.map((w, i) => (i > 0 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
@@ -181,6 +214,8 @@ export function formatTable(endpoints: Record<string, EndpointSummary>, rawLabel
       num(s.ratio_mikro, 2),
       num(s.raw_rps),
       num(s.mikro_rps),
+      `${num(s.core_cpu_us)} / ${num(s.raw_cpu_us)}`,
+      num(s.cpu_ratio_raw, 2),
     ];
     lines.push(`| ${cells.map((c, i) => pad(c, widths[i]!, i > 0)).join(' | ')} |`);
   }

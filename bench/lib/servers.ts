@@ -251,6 +251,20 @@ export async function startServer(spec: ServerSpec, options: StartOptions): Prom
   }
 }
 
+/**
+ * CPU time (user + system) a process has used so far, in ms (Linux /proc; clock ticks of 10 ms).
+ * Only the process itself: a PostgreSQL backend's work for it is not included.
+ */
+export function cpuTimeMsOf(pid: number): number | null {
+  try {
+    // Fields after the command name, which is in parentheses and may contain spaces: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** Current and peak resident set size of a process, in MB (Linux /proc). */
 export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } | null {
   try {
