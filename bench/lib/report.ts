@@ -82,16 +82,38 @@ export function median(values: readonly number[]): number {
 
 const round = (n: number, digits: number): number => (Number.isFinite(n) ? Number(n.toFixed(digits)) : n);
 
+/**
+ * Median over repetitions of `valueIn(that repetition's samples)`; repetitions where it is undefined
+ * (a sample missing, a zero) are left out. Every ratio in the report is taken this way.
+ */
+function medianOverReps(samples: readonly Sample[], valueIn: (rep: readonly Sample[]) => number | undefined): number {
+  const byRep = new Map<number, Sample[]>();
+  for (const s of samples) {
+    const rep = byRep.get(s.rep);
+    if (rep) rep.push(s);
+    else byRep.set(s.rep, [s]);
+  }
+  const values: number[] = [];
+  for (const rep of byRep.values()) {
+    const value = valueIn(rep);
+    if (value !== undefined && Number.isFinite(value)) values.push(value);
+  }
+  return median(values);
+}
+
+/** The req/s of `server` on `endpoint` in one repetition's samples, if it served any. */
+function rpsIn(rep: readonly Sample[], server: ServerName, endpoint: string): number | undefined {
+  const rps = rep.find((s) => s.server === server && s.endpoint === endpoint)?.rps;
+  return rps ? rps : undefined;
+}
+
 /** Median over repetitions of `num(rep) / den(rep)`. */
 function ratioOf(samples: readonly Sample[], num: (s: Sample) => boolean, den: (s: Sample) => boolean): number {
-  const reps = [...new Set(samples.map((s) => s.rep))];
-  const ratios: number[] = [];
-  for (const rep of reps) {
-    const a = samples.find((s) => s.rep === rep && num(s));
-    const b = samples.find((s) => s.rep === rep && den(s));
-    if (a && b && b.rps > 0) ratios.push(a.rps / b.rps);
-  }
-  return median(ratios);
+  return medianOverReps(samples, (rep) => {
+    const a = rep.find(num);
+    const b = rep.find(den);
+    return a && b && b.rps > 0 ? a.rps / b.rps : undefined;
+  });
 }
 
 /**
@@ -101,16 +123,10 @@ function ratioOf(samples: readonly Sample[], num: (s: Sample) => boolean, den: (
  * moved Core's own req/s ratio between runs by ±15% while its CPU time per request stayed equal.
  */
 function relativeRatioOf(samples: readonly Sample[], num: string, den: string): number {
-  const reps = [...new Set(samples.map((s) => s.rep))];
-  const ratios: number[] = [];
-  const rps = (rep: number, server: ServerName, endpoint: string) => samples.find((s) => s.rep === rep && s.server === server && s.endpoint === endpoint)?.rps ?? 0;
-  for (const rep of reps) {
-    const numRaw = rps(rep, 'raw', num);
-    const denRaw = rps(rep, 'raw', den);
-    const denCore = rps(rep, 'core', den);
-    if (numRaw > 0 && denRaw > 0 && denCore > 0) ratios.push(rps(rep, 'core', num) / numRaw / (denCore / denRaw));
-  }
-  return median(ratios);
+  return medianOverReps(samples, (rep) => {
+    const [coreNum, rawNum, coreDen, rawDen] = [rpsIn(rep, 'core', num), rpsIn(rep, 'raw', num), rpsIn(rep, 'core', den), rpsIn(rep, 'raw', den)];
+    return coreNum && rawNum && coreDen && rawDen ? coreNum / rawNum / (coreDen / rawDen) : undefined;
+  });
 }
 
 /** Median CPU µs per response of some samples, or null when none was measured. */
@@ -121,13 +137,12 @@ function cpuOf(samples: readonly Sample[]): number | null {
 
 /** Median over repetitions of raw's CPU per response ÷ Core's (higher is better for Core, like req/s ratios). */
 function cpuRatioOf(samples: readonly Sample[]): number | null {
-  const ratios: number[] = [];
-  for (const rep of new Set(samples.map((s) => s.rep))) {
-    const core = samples.find((s) => s.rep === rep && s.server === 'core')?.cpuUs;
-    const raw = samples.find((s) => s.rep === rep && s.server === 'raw')?.cpuUs;
-    if (core && raw) ratios.push(raw / core);
-  }
-  return ratios.length ? round(median(ratios), 3) : null;
+  const ratio = medianOverReps(samples, (rep) => {
+    const core = rep.find((s) => s.server === 'core')?.cpuUs;
+    const raw = rep.find((s) => s.server === 'raw')?.cpuUs;
+    return core && raw ? raw / core : undefined;
+  });
+  return Number.isNaN(ratio) ? null : round(ratio, 3);
 }
 
 export function summarize(samples: readonly Sample[]): Record<string, EndpointSummary> {
