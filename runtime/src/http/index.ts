@@ -5,3 +5,4 @@ export * from './core-json-response.js';
 export * from './core-api-route.js';
 export * from './base-router.js';
 export { appendVary, varyOnCredentials } from './vary.js';
+export { swaggerUiOnDemand, type SwaggerUiOnDemandOptions } from './docs-ui.js';
