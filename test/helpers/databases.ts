@@ -43,6 +43,17 @@ async function adminQuery(sql: string): Promise<void> {
   }
 }
 
+/** Rows of one statement on the admin connection (e.g. `pg_stat_activity`, which sees every database). */
+export async function pgAdminRows<R>(sql: string, params: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as R[];
+  } finally {
+    await client.end();
+  }
+}
+
 /** A throwaway PostgreSQL database: its URL and a function that drops it. */
 export async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `core_t_${randomBytes(6).toString('hex')}`;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Base, DatabaseManager, parseDatabaseUrl, UnitOfWork, type Database } from '@core/runtime';
 import { fixtureEntities, Task } from '../../fixtures/models/index.js';
-import { countQueries, describeEachDatabase } from '../helpers/databases.js';
+import { countQueries, describeEachDatabase, describePerDatabase, pgAdminRows } from '../helpers/databases.js';
 
 describe('parseDatabaseUrl', () => {
   it.each([
@@ -76,6 +76,37 @@ describeEachDatabase('Database.select', { entities: fixtureEntities }, (suite) =
     expect(Number(result[0]!.n)).toBe(0);
     expect(queries).toHaveLength(1);
     expect(queries[0]!.source).toBe('read');
+  });
+});
+
+describeEachDatabase('Database.select under errors and load', { entities: fixtureEntities }, (suite) => {
+  it("rejects a failing read with the database's error, and keeps serving more reads at once than the pool holds", async () => {
+    await expect(suite.db.select('select nope from no_such_table')).rejects.toThrow(/no_such_table/);
+    await expect(suite.db.select('select count(*) as n from tasks where title = ?', [1, 2])).rejects.toThrow();
+    // More failures than the pool has connections (10): were a failed read's connection not given back,
+    // none would be left and the reads below would queue forever.
+    for (let i = 0; i < 12; i++) await expect(suite.db.select('select nope from no_such_table')).rejects.toThrow(/no_such_table/);
+    const counts = await within(5000, Promise.all(Array.from({ length: 50 }, () => suite.db.select<{ n: number | string }>('select count(*) as n from tasks'))));
+    expect(counts.map((rows) => Number(rows[0]!.n))).toEqual(Array(50).fill(0));
+  });
+});
+
+describePerDatabase('closing a PostgreSQL database', (perDb) => {
+  it.skipIf(perDb.name !== 'postgresql')('ends every connection it opened, the read connections too', async () => {
+    const url = perDb.url();
+    const dbName = new URL(url).pathname.slice(1);
+    const sessions = async () => {
+      const rows = await pgAdminRows<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [dbName]);
+      return Number(rows[0]!.n);
+    };
+    const manager = new DatabaseManager();
+    const db = await manager.initApp(url, false, { entities: fixtureEntities });
+    await db.resetSchema();
+    await Promise.all(Array.from({ length: 5 }, () => db.select('select pg_sleep(0.05)')));
+    expect(await sessions()).toBeGreaterThanOrEqual(2); // the reads held several connections at once
+    await manager.close();
+    for (let i = 0; i < 50 && (await sessions()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await sessions()).toBe(0);
   });
 });
 

@@ -71,9 +71,27 @@ interface SqliteHandle {
 interface PgHandle {
   query(config: { text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
+/** A client of Core's PostgreSQL read pool, used through pg's callback API (no promise per step). */
+interface PgPoolClient {
+  query(config: { text: string; values: unknown[] }, callback: (err: Error | undefined, res: { rows: unknown[] }) => void): void;
+}
+/** A `pg.Pool`, as far as Core uses it. */
+interface PgPool {
+  connect(callback: (err: Error | undefined, client: PgPoolClient, release: (err?: Error) => void) => void): void;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  end(): Promise<void>;
+}
 interface KnexClient {
   acquireConnection(): Promise<unknown>;
   releaseConnection(conn: unknown): Promise<unknown>;
+}
+/** What Core reads from knex's pg client to open read connections the way it opens its own. */
+interface PgKnexClient extends KnexClient {
+  driver: { Pool: new (config: Record<string, unknown>) => PgPool };
+  connectionSettings: Record<string, unknown>;
+  config: { acquireConnectionTimeout?: number };
+  searchPath?: unknown;
+  pool?: { max: number; idleTimeoutMillis: number } | null;
 }
 /** What Core reads from knex's better-sqlite3 client to open a connection the way it does. */
 interface BetterSqliteClient extends KnexClient {
@@ -139,6 +157,8 @@ export class Database {
   private readonly sqliteFile: string | null;
   /** The read-only connection: undefined until first needed, null where reads go through the pool. */
   private reader: StatementCache | null | undefined;
+  /** PostgreSQL's read pool: undefined until first needed, null where reads go through knex's pool. */
+  private pgReader: PgPool | null | undefined;
 
   constructor(
     readonly orm: MikroORM,
@@ -194,8 +214,9 @@ export class Database {
    *
    * Inside a transaction (a unit of work) it runs on that transaction, so it sees its own writes and
    * cannot deadlock on SQLite's single connection. Outside, a SQLite database on disk is read through
-   * a read-only connection of its own, synchronously (see `selectSync`); `:memory:` and PostgreSQL
-   * borrow a pooled connection, which on SQLite waits for any transaction holding the connection.
+   * a read-only connection of its own, synchronously (see `selectSync`), and PostgreSQL through a read
+   * pool of its own (see `pgReadPool`); `:memory:` borrows the pool's connection, waiting for any
+   * transaction holding it.
    * Either way a read never sees another request's uncommitted rows. SQLite statements are prepared
    * once per connection and reused.
    */
@@ -204,6 +225,8 @@ export class Database {
     const reader = trx ? null : this.readConnection();
     const values = this.report(sql, params);
     if (reader) return reader.get(sql).all(...values) as R[];
+    const pool = trx ? null : this.pgReadPool();
+    if (pool) return pgQuery<R>(pool, this.toPgText(sql), values);
     // Inside a transaction, knex's transaction client hands out that transaction's own connection (and
     // its release is a no-op); outside, the pool's. Either way the statement runs on the raw driver.
     const client = trx ?? this.knexClient;
@@ -279,6 +302,33 @@ export class Database {
     return this.reader;
   }
 
+  /**
+   * PostgreSQL's read pool: a `pg.Pool` of the pg driver knex loaded (so MikroORM's type parsers apply),
+   * with knex's connection settings, pool size, idle timeout and acquire timeout. Reads outside a
+   * unit of work take a connection from it with pg's callback API. Through knex they paid for its
+   * pool's promises and timers on every read: 263 against 220 CPU µs per list request, interleaved
+   * (raw `pg`: 170). The cost is connections: up to twice knex's `pool.max`, half of them for reads.
+   * A knex `searchPath` is set per connection by knex alone, so with one, reads stay on knex's pool.
+   */
+  private pgReadPool(): PgPool | null {
+    if (this.pgReader !== undefined) return this.pgReader;
+    this.pgReader = null;
+    if (this.dialect !== 'postgresql') return null;
+    const client = this.knexClient as PgKnexClient;
+    if (client.searchPath || !client.pool || typeof client.driver?.Pool !== 'function') return null;
+    const pool = new client.driver.Pool({
+      ...client.connectionSettings,
+      max: client.pool.max,
+      idleTimeoutMillis: client.pool.idleTimeoutMillis,
+      connectionTimeoutMillis: client.config.acquireConnectionTimeout ?? 60_000,
+    });
+    // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, this event
+    // would end the process.
+    pool.on('error', (err) => this.logger.warn({ err }, 'an idle PostgreSQL read connection failed; the pool replaces it'));
+    this.pgReader = pool;
+    return pool;
+  }
+
   /** The statement cache of one of the pool's SQLite connections. */
   private prepared(conn: SqliteHandle, sql: string): SqliteStatement {
     let cache = this.statements.get(conn);
@@ -315,6 +365,9 @@ export class Database {
     this.reader?.conn.close();
     // Closed for good: a late read goes to the (closed) pool and fails there, instead of reopening.
     this.reader = null;
+    const pgReader = this.pgReader;
+    this.pgReader = null;
+    await pgReader?.end();
     await this.orm.close(true);
   }
 }
@@ -391,6 +444,25 @@ async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> 
   }
   const { PostgreSqlDriver } = await importDriver<typeof import('@mikro-orm/postgresql')>('@mikro-orm/postgresql');
   return { driver: PostgreSqlDriver, clientUrl: target.clientUrl } as Partial<Options>;
+}
+
+/** One statement on a connection of `pool`: one promise for the caller, callbacks inside. */
+function pgQuery<R>(pool: PgPool, text: string, values: unknown[]): Promise<R[]> {
+  return new Promise<R[]>((resolve, reject) => {
+    pool.connect((connectErr, client, release) => {
+      if (connectErr) {
+        reject(connectErr);
+        return;
+      }
+      client.query({ text, values }, (err, res) => {
+        // A connection whose query failed goes back to the pool only if the error was the statement's
+        // own (the server answered); a broken connection is destroyed instead.
+        release(err && !('severity' in err) ? err : undefined);
+        if (err) reject(err);
+        else resolve(res.rows as R[]);
+      });
+    });
+  });
 }
 
 /** The absolute path of a SQLite database on disk, or null for an in-memory or temporary one. */
