@@ -1,5 +1,5 @@
 /**
- * Cold start: from `spawn()` of a fresh Core process to the first 200 of an authenticated GET by id
+ * Cold start: from `spawn()` of a fresh server process to the first 200 of an authenticated GET by id
  * (so it includes Node's boot, module loading, ORM discovery, route compilation and the first
  * request's lazy compilation of context, shape and serializer). Polled every 5 ms on new connections.
  */
@@ -34,9 +34,9 @@ export async function measureColdStart(spec: ServerSpec, databaseUrl: string, pa
   try {
     const deadline = started + 30_000;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`the Core server exited with code ${child.exitCode} during the cold-start measurement`);
+      if (child.exitCode !== null) throw new Error(`the ${spec.name} server exited with code ${child.exitCode} during the cold-start measurement`);
       if ((await getStatus(`http://127.0.0.1:${port}${path}`, token)) === 200) return performance.now() - started;
-      if (performance.now() > deadline) throw new Error('the Core server gave no 200 within 30 s');
+      if (performance.now() > deadline) throw new Error(`the ${spec.name} server gave no 200 within 30 s`);
       await new Promise((r) => setTimeout(r, 5));
     }
   } finally {

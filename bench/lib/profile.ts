@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- --profile`: CPU profiles of the Core server under load on SQLite, one fresh process
- * per endpoint (GET by id, list, search, create), with the raw server profiled the same way as the floor.
+ * per endpoint (GET by id, list, keyset page, search, create, or those `--only` names), with the raw
+ * server profiled the same way as the floor.
  *
  * Each server runs with `node --cpu-prof` (500 µs sampling) and a preload that turns SIGTERM into a
  * normal exit so the profile is written. After a warm-up, one autocannon run is the measured window;
@@ -14,11 +15,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILD_DIR, RESULTS_DIR } from './config.js';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
-import { ENDPOINTS, type Endpoint } from './endpoints.js';
+import { deepCursorPath, ENDPOINTS, type Endpoint } from './endpoints.js';
 import { runLoad } from './load.js';
 import { startServer, type ServerSpec } from './servers.js';
 
-const PROFILED = ['by_id', 'list', 'search', 'create'];
+/** Profiled unless `--only` names others. */
+const PROFILED = ['by_id', 'list', 'keyset_90k', 'search', 'create'];
 const PROFILE_DIR = join(RESULTS_DIR, 'profiles');
 
 interface ProfiledRun {
@@ -42,8 +44,10 @@ async function profileOne(spec: ServerSpec, endpoint: Endpoint, seedDb: string, 
     databaseUrl: `sqlite:${dbPath}`,
     nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${file}`, '--cpu-prof-interval=500', '--import', pathToFileURL(join(BUILD_DIR, 'exit-on-sigterm.mjs')).href],
   });
-  const inputs = { sampleId, deepCursor: '' };
   try {
+    // The keyset page needs this server's own cursor after row 90,000 (one request before the warm-up).
+    const res = await fetch(server.baseUrl + deepCursorPath(), { headers: { authorization: `Bearer ${token}` } });
+    const inputs = { sampleId, deepCursor: ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor };
     await runLoad(server.baseUrl, endpoint, inputs, token, options.warmup);
     const startUs = Number(process.hrtime.bigint() / 1000n);
     const result = await runLoad(server.baseUrl, endpoint, inputs, token, options.duration);
@@ -91,11 +95,11 @@ export async function runProfiles(
   workDir: string,
   sampleId: string,
   tokens: Record<'admin' | 'viewer', string>,
-  options: { duration: number; warmup: number },
+  options: { duration: number; warmup: number; only?: ReadonlySet<string> | null },
 ): Promise<void> {
   mkdirSync(PROFILE_DIR, { recursive: true });
   const runs: ProfiledRun[] = [];
-  for (const name of PROFILED) {
+  for (const name of options.only ? [...options.only] : PROFILED) {
     const endpoint = ENDPOINTS.find((e) => e.name === name)!;
     const floor = await profileOne(raw, endpoint, seedDb, workDir, sampleId, tokens[endpoint.role], options);
     const run = await profileOne(core, endpoint, seedDb, workDir, sampleId, tokens[endpoint.role], options);
