@@ -16,7 +16,7 @@ import {
 } from '@core/runtime';
 import { fixtureEntities, Project, Task } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase } from '../helpers/databases.js';
-import { bulkTask, insertTasks, rejectsWithoutSql, type BulkTask } from './search-fixtures.js';
+import { bulkTask, insertTasks, rejectsWithoutSql, restrictedContext, type BulkTask } from './search-fixtures.js';
 
 const ROWS = 1000;
 
@@ -141,14 +141,26 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
       cursor = (await engine.search({ sort, filters, limit: 5 })).nextCursor!;
     });
 
-    it('are encrypted: no field value can be read from them', async () => {
+    it("are signed: they carry the last row's sort values (title, id), not its other fields nor the filter values", async () => {
       const page = await engine.search({ sort, filters, limit: 5 });
-      const lastTitle = page.items.at(-1)!.title as string;
-      const bytes = Buffer.from(cursor, 'base64url').toString('latin1');
-      expect(bytes).not.toContain(lastTitle);
-      expect(bytes).not.toContain('bulk');
-      expect(bytes).not.toContain('title');
+      const last = page.items.at(-1)!;
+      const text = Buffer.from(cursor, 'base64url').subarray(17).toString('utf8');
+      expect(JSON.parse(text)).toEqual({ m: 'Task', b: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), k: [last.title, last.id] });
+      expect(text).not.toContain('points');
       expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    });
+
+    it('are sealed where the tiebreaker is a primary key the caller may not see: nothing in them can be read', async () => {
+      const ctx = restrictedContext('tasks.id');
+      const page = await engine.search({ sort, filters, limit: 5 }, ctx);
+      const lastTitle = page.items.at(-1)!.title as string;
+      const rows = await engine.buildBaseQuery({ sort, filters }).limit(5).execute();
+      const bytes = Buffer.from(page.nextCursor!, 'base64url').toString('latin1');
+      for (const hidden of [lastTitle, rows.at(-1)!.id as string, 'Task', 'title']) expect(bytes).not.toContain(hidden);
+      // It opens for the same caller, and continues where the page ended.
+      const next = await engine.search({ sort, filters, limit: 5, cursor: page.nextCursor! }, ctx);
+      const expected = await engine.buildBaseQuery({ sort, filters }).limit(10).execute();
+      expect(next.items.map((r) => r.title)).toEqual(expected.slice(5).map((r) => r.title));
     });
 
     it('accept the same filters written with their keys in another order', async () => {

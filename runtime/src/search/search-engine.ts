@@ -129,11 +129,14 @@ export class SearchEngine<M extends Base = Base> {
     const last = raw[raw.length - 1];
     const nextCursor =
       hasMore && last
-        ? this.codec.encode({
-            model: this.info.className,
-            binding: binding ?? cursorBinding(shape, analyzed.filters),
-            values: shape.sort.keys.map((k) => cursorValue(last[k.alias])),
-          })
+        ? this.codec.encode(
+            {
+              model: this.info.className,
+              binding: binding ?? cursorBinding(shape, analyzed.filters),
+              values: shape.sort.keys.map((k) => cursorValue(last[k.alias])),
+            },
+            { seal: shape.sort.sealCursor },
+          )
         : null;
     const items = (await materializeRows(this.db, shape.plan, raw, this.limits)) as Row<M>[];
     return { items, limit, offset: analyzed.cursor !== undefined ? null : (analyzed.offset ?? 0), nextCursor, hasMore };

@@ -4,7 +4,7 @@ import type { JoinGraph } from './joins.js';
 import { qualified } from './joins.js';
 import type { SearchLimits } from './limits.js';
 import type { ModelInfo } from './model-info.js';
-import { resolveFieldPath } from './paths.js';
+import { isColumnRestricted, resolveFieldPath } from './paths.js';
 import type { SortRule } from './search-request.js';
 
 /** One key of the ORDER BY, and where its value is found in a fetched row (for the next cursor). */
@@ -28,6 +28,11 @@ export interface CompiledSort {
   readonly extraSelect: readonly string[];
   /** Canonical description, part of what a cursor is bound to. */
   readonly signature: string;
+  /**
+   * A key holds a value the caller may not see: the primary key, restricted for them, added as the
+   * tiebreaker. Their cursors are then sealed (encrypted), not only signed (see `CursorCodec`).
+   */
+  readonly sealCursor: boolean;
 }
 
 export interface SortScope {
@@ -75,14 +80,18 @@ export function compileSort(scope: SortScope, rules: readonly Required<SortRule>
     keys.push({ field: rule.field, desc: rule.order === 'desc', nullable: column.nullable || resolved.relations.length > 0, expr, alias: valueAlias });
     if (resolved.relations.length === 0 && column.primary) unique = true;
   });
+  // Explicit keys passed resolveFieldPath, which refuses restricted fields; the tiebreaker did not.
+  let sealCursor = false;
   if (!unique) {
     keys.push({ field: root.pk.key, desc: false, nullable: false, expr: qualified(rootAlias, root.pk.quoted), alias: root.pk.key });
+    sealCursor = isColumnRestricted(scope.restricted, [], root.namespace, root.pk);
   }
   return {
     keys,
     orderBy: keys.map(orderTerm).join(', '),
     extraSelect,
     signature: keys.map((k) => `${k.field}:${k.desc ? 'desc' : 'asc'}`).join(','),
+    sealCursor,
   };
 }
 
