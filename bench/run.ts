@@ -262,6 +262,7 @@ async function main(): Promise<void> {
       databases: [...(sqliteRun ? ['sqlite'] : []), ...(pgRun ? ['postgresql'] : [])],
       ...options,
       load_average_at_end: sqliteRun?.loadAverage ?? null,
+      core_node_flags: specs.sqlite?.core.nodeFlags ?? specs.postgresql?.core.nodeFlags ?? [],
       cold_start_ms_by_server: coldStartByServer,
       cold_start_runs_ms: sqliteRun?.coldRuns ?? {},
       peak_rss_mb_by_server: sqliteRun?.peakRssByServer ?? {},

@@ -24,7 +24,7 @@ export async function measureColdStart(spec: ServerSpec, databaseUrl: string, pa
   const port = await freePort();
   const devNull = openSync('/dev/null', 'w');
   const started = performance.now();
-  const child = spawn(process.execPath, [spec.entry], {
+  const child = spawn(process.execPath, [...(spec.nodeFlags ?? []), spec.entry], {
     cwd: spec.cwd,
     env: serverEnvironment(spec, port, databaseUrl),
     stdio: ['ignore', devNull, 'ignore'],

@@ -147,7 +147,7 @@ export const NoteSchema = defineModel(Note, {
     }
   }, 60_000);
 
-  describe('production build (npm run build, node dist/main.js)', () => {
+  describe("production build (npm run build, then npm start's command line)", () => {
     beforeAll(async () => {
       // A real app with writes: the template task app, its migration applied to dev.db.
       const startapp = await core(['startapp', 'tasks', '--template'], { cwd: project });
@@ -219,11 +219,16 @@ interface BuiltServer {
   exited: Promise<number | null>;
 }
 
-/** `node dist/main.js` in the project with `env` on top of the runner's, once it answers GET /health. */
+/**
+ * The project's `npm start` command line (`node <flags> dist/main.js`) with `env` on top of the runner's,
+ * once it answers GET /health. Node is started directly, not through npm, so signals reach it.
+ */
 async function startBuilt(env: Record<string, string>): Promise<BuiltServer> {
   const port = 20_000 + Math.floor(Math.random() * 2000);
   const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY' && key !== 'ENVIRONMENT'));
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: project, env: { ...base, NO_COLOR: '1', PORT: String(port), ...env } });
+  const start = (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
+  expect(start[0]).toBe('node');
+  const child = spawn(process.execPath, start.slice(1), { cwd: project, env: { ...base, NO_COLOR: '1', PORT: String(port), ...env } });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

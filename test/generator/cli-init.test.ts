@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -90,7 +90,13 @@ describe('core init <name> --no-install', () => {
 
   it('builds for production with its own esbuild script, after a type check, and starts the bundle', () => {
     const pkg = JSON.parse(read('package.json')) as PackageJson;
-    expect(pkg.scripts).toMatchObject({ build: 'tsc -p tsconfig.build.json && node scripts/build.mjs', start: 'node dist/main.js', typecheck: 'tsc --noEmit' });
+    expect(pkg.scripts).toMatchObject({ build: 'tsc -p tsconfig.build.json && node scripts/build.mjs', typecheck: 'tsc --noEmit' });
+    // `npm start` runs the bundle with V8's memory flags (README, Production); this Node accepts them.
+    const start = /^node ((?:--[a-z-]+=\d+ )+)dist\/main\.js$/.exec(pkg.scripts['start'] ?? '');
+    expect(start, pkg.scripts['start']).not.toBeNull();
+    const flags = start![1]!.trim().split(' ');
+    expect(flags).toEqual(['--max-semi-space-size=8', '--heap-growing-percent=50']);
+    expect(spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' })).toMatchObject({ status: 0, stderr: '' });
     // The same esbuild as this repository's (and so the one tsx, also a devDependency, accepts).
     const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
     expect(pkg.devDependencies.esbuild).toBe(root.dependencies.esbuild);
