@@ -306,8 +306,8 @@ export class Database {
    * PostgreSQL's read pool: a `pg.Pool` of the pg driver knex loaded (so MikroORM's type parsers apply),
    * with knex's connection settings, pool size, idle timeout and acquire timeout. Reads outside a
    * unit of work take a connection from it with pg's callback API. Through knex they paid for its
-   * pool's promises and timers on every read: 263 against 220 CPU µs per list request, interleaved
-   * (raw `pg`: 170). The cost is connections: up to twice knex's `pool.max`, half of them for reads.
+   * pool's promises and timers on every read: 340 against 228 CPU µs per list request, interleaved
+   * (raw `pg`: 164; docs/performance.md). The cost is connections: up to twice knex's `pool.max`.
    * A knex `searchPath` is set per connection by knex alone, so with one, reads stay on knex's pool.
    */
   private pgReadPool(): PgPool | null {

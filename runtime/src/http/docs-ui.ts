@@ -19,7 +19,7 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'c
  * The app registers two hidden routes, `<prefix>` and `<prefix>/*`. The first request to either
  * builds a small Fastify instance with @fastify/swagger in static mode (the document is the app's own
  * `app.swagger()`, complete by then) and @fastify/swagger-ui under the same prefix; each request is
- * then answered by injecting it there. The app's hooks (request log, `Vary`) run as for any route.
+ * then answered by injecting it there. The app's own hooks (its request log line) run as for any route.
  * The UI's 404 becomes the app's own 404 envelope, and its 5xx an error for the app's error handler.
  *
  * Register it after `@fastify/swagger` and before the routes, as `@fastify/swagger-ui` would be.
