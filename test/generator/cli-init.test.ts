@@ -95,7 +95,7 @@ describe('core init <name> --no-install', () => {
     const start = /^node ((?:--[a-z-]+=\d+ )+)dist\/main\.js$/.exec(pkg.scripts['start'] ?? '');
     expect(start, pkg.scripts['start']).not.toBeNull();
     const flags = start![1]!.trim().split(' ');
-    expect(flags).toEqual(['--max-semi-space-size=8', '--heap-growing-percent=50']);
+    expect(flags).toEqual(['--max-semi-space-size=8', '--heap-growing-percent=30']);
     expect(spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' })).toMatchObject({ status: 0, stderr: '' });
     // The same esbuild as this repository's (and so the one tsx, also a devDependency, accepts).
     const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
