@@ -1,11 +1,13 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createCipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '@core/runtime';
 
 describe('CursorCodec', () => {
   const secret = 'cursor-test-secret-0123456789abcdef';
   const codec = CursorCodec.forSecret(secret);
-  const payload = { model: 'Task', binding: 'b1', values: ['2026-01-01', 'id-1'] };
+  const payload = { binding: 'b1', values: ['2026-01-01', 'id-1'] };
+  const macKey = Buffer.from(hkdfSync('sha256', secret, 'core-cursor-salt', 'core/search-cursor/hmac-sha256', 32));
+  const aesKey = Buffer.from(hkdfSync('sha256', secret, 'core-cursor-salt', 'core/search-cursor/aes-256-gcm', 32));
   const bytesOf = (cursor: string): Buffer => Buffer.from(cursor, 'base64url');
   const withByte = (cursor: string, index: number, value: number): string => {
     const bytes = bytesOf(cursor);
@@ -16,17 +18,31 @@ describe('CursorCodec', () => {
   describe('signed (the default)', () => {
     const cursor = codec.encode(payload);
 
-    it('opens to the payload, which is readable JSON after the version byte and a 16-byte MAC', () => {
+    it('opens to the payload: after the version byte and a 16-byte MAC, the binding and the values as a JSON array', () => {
       expect(codec.decode(cursor, 'cursor')).toEqual(payload);
-      expect(bytesOf(cursor)[0]).toBe(2);
-      expect(JSON.parse(bytesOf(cursor).subarray(17).toString('utf8'))).toEqual({ m: 'Task', b: 'b1', k: ['2026-01-01', 'id-1'] });
+      const bytes = bytesOf(cursor);
+      expect(bytes[0]).toBe(3);
+      expect(bytes[17]).toBe(2);
+      expect(bytes.subarray(18, 20).toString('latin1')).toBe('b1');
+      expect(JSON.parse(bytes.subarray(20).toString('utf8'))).toEqual(['2026-01-01', 'id-1']);
     });
 
-    it('carries HMAC-SHA256 of the version byte and the JSON, under a key derived from the secret', () => {
-      const key = Buffer.from(hkdfSync('sha256', secret, 'core-cursor-salt', 'core/search-cursor/hmac-sha256', 32));
+    it('carries HMAC-SHA256 of the version byte and the body, under a key derived from the secret', () => {
       const bytes = bytesOf(cursor);
-      const mac = createHmac('sha256', key).update(bytes.subarray(0, 1)).update(bytes.subarray(17)).digest();
+      const mac = createHmac('sha256', macKey).update(bytes.subarray(0, 1)).update(bytes.subarray(17)).digest();
       expect(bytes.subarray(1, 17).equals(mac.subarray(0, 16))).toBe(true);
+    });
+
+    it('keeps a page request short: a binding and one uuid give a cursor of under 100 characters', () => {
+      const uuid = '041c5a6f-baef-40f7-a35b-48af75d12abe';
+      const short = codec.encode({ binding: 'x'.repeat(16), values: [uuid] });
+      expect(short.length).toBeLessThan(100);
+      expect(codec.decode(short, 'cursor')).toEqual({ binding: 'x'.repeat(16), values: [uuid] });
+    });
+
+    it('refuses to issue a cursor whose binding is not short ASCII', () => {
+      expect(() => codec.encode({ binding: 'é', values: [] })).toThrow(/ASCII/);
+      expect(() => codec.encode({ binding: 'x'.repeat(256), values: [] })).toThrow(/ASCII/);
     });
 
     it('refuses any changed byte: version, MAC or payload', () => {
@@ -54,16 +70,39 @@ describe('CursorCodec', () => {
       expect(new Set(ivs).size).toBe(1000);
       for (const cursor of cursors.slice(0, 20)) {
         expect(codec.decode(cursor, 'cursor')).toEqual(payload);
-        expect(bytesOf(cursor)[0]).toBe(1);
-        for (const hidden of ['Task', 'b1', '2026-01-01', 'id-1']) expect(bytesOf(cursor).toString('latin1')).not.toContain(hidden);
+        expect(bytesOf(cursor)[0]).toBe(4);
+        for (const hidden of ['b1', '2026-01-01', 'id-1']) expect(bytesOf(cursor).toString('latin1')).not.toContain(hidden);
       }
     });
 
     it('refuses a cursor sealed with another secret, and a sealed cursor relabelled as signed', () => {
       const sealed = codec.encode(payload, { seal: true });
       expect(() => codec.decode(CursorCodec.forSecret('another-secret-0123456789abcdefghij').encode(payload, { seal: true }), 'cursor')).toThrow(/not valid/);
-      expect(() => codec.decode(withByte(sealed, 0, 2), 'cursor')).toThrow(/not valid/);
-      expect(() => codec.decode(withByte(codec.encode(payload), 0, 1), 'cursor')).toThrow(/not valid/);
+      for (const version of [1, 2, 3]) expect(() => codec.decode(withByte(sealed, 0, version), 'cursor'), `as ${version}`).toThrow(/not valid/);
+      for (const version of [1, 2, 4]) expect(() => codec.decode(withByte(codec.encode(payload), 0, version), 'cursor'), `as ${version}`).toThrow(/not valid/);
+    });
+  });
+
+  // Forms 1 and 2 carried `{ m, b, k }` JSON and a 22-character binding; cursors issued before an upgrade still page.
+  describe('earlier forms', () => {
+    const binding = 'abcdefghijklmnopqrstuv';
+    const json = Buffer.from(JSON.stringify({ m: 'Task', b: binding, k: ['2026-01-01', 'id-1'] }));
+    const opened = { binding: binding.slice(0, 16), values: ['2026-01-01', 'id-1'] };
+
+    it('opens a signed cursor of form 2, its binding cut to today\'s 16 characters', () => {
+      const mac = createHmac('sha256', macKey).update(Buffer.from([2])).update(json).digest().subarray(0, 16);
+      const cursor = Buffer.concat([Buffer.from([2]), mac, json]).toString('base64url');
+      expect(codec.decode(cursor, 'cursor')).toEqual(opened);
+      expect(() => codec.decode(withByte(cursor, 30, bytesOf(cursor)[30]! ^ 1), 'cursor')).toThrow(/not valid/);
+    });
+
+    it('opens a sealed cursor of form 1', () => {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', aesKey, iv).setAAD(Buffer.from('core/search-cursor/v1'));
+      const body = Buffer.concat([cipher.update(json), cipher.final()]);
+      const cursor = Buffer.concat([Buffer.from([1]), iv, cipher.getAuthTag(), body]).toString('base64url');
+      expect(codec.decode(cursor, 'cursor')).toEqual(opened);
+      expect(() => codec.decode(withByte(cursor, 0, 4), 'cursor')).toThrow(/not valid/);
     });
   });
 });

@@ -6,41 +6,47 @@ import type { CompiledShape } from './shape-compiler.js';
 
 /** What a cursor carries once opened. */
 export interface CursorPayload {
-  /** Model class name the cursor was issued for. */
-  readonly model: string;
-  /** Hash of the sort and filters it was issued for (see `cursorBinding`). */
+  /** What the cursor was issued for: model, sort and filters (see `cursorBinding`). */
   readonly binding: string;
   /** Raw sort-key values of the last row of the page, in sort-key order. */
   readonly values: readonly unknown[];
 }
 
-/** First byte of a cursor: how the rest is protected. */
-const SEALED = 1;
-const SIGNED = 2;
+/**
+ * First byte of a cursor: its form. 3 and 4 are issued; 1 and 2 (which also carried the model name in
+ * a JSON object) are still read, so cursors handed out before an upgrade keep paging.
+ */
+const SEALED_JSON = 1;
+const SIGNED_JSON = 2;
+const SIGNED = 3;
+const SEALED = 4;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 /** Version byte, IV and tag come before the ciphertext. */
 const SEALED_HEADER = 1 + IV_BYTES + TAG_BYTES;
-/** Version byte and MAC come before the JSON. */
+/** Version byte and MAC come before the body. */
 const SIGNED_HEADER = 1 + TAG_BYTES;
-const AAD = Buffer.from('core/search-cursor/v1');
 const HMAC_BLOCK = 64;
+/** Characters of a binding: 96 bits of SHA-256, enough that two different requests never share one. */
+const BINDING_CHARS = 16;
 
 /**
- * Opaque keyset cursors, in two forms that `decode` tells apart by their first byte:
+ * Opaque keyset cursors, in two forms that `decode` tells apart by their first byte. The body of both
+ * is `n ‖ binding (n bytes) ‖ JSON array of the sort values`:
  *
- * - **signed** (the usual one): `base64url(2 ‖ mac ‖ JSON payload)`, where `mac` is the first 16 bytes
- *   of HMAC-SHA256 over the version byte and the JSON. The payload is readable by whoever holds the
- *   cursor, but any change to it fails the MAC. Its values are the sort-key values of the last row of
- *   the page the caller has just received, so they tell the holder nothing that page did not.
- * - **sealed**: `base64url(1 ‖ iv ‖ tag ‖ AES-256-GCM(JSON payload))`, for the one case where a value
- *   is hidden from the caller: a restricted primary key, which every sort gets as its tiebreaker.
+ * - **signed** (the usual one): `base64url(3 ‖ mac ‖ body)`, where `mac` is the first 16 bytes of
+ *   HMAC-SHA256 over the version byte and the body. The body is readable by whoever holds the cursor,
+ *   but any change to it fails the MAC. Its values are the sort-key values of the last row of the page
+ *   the caller has just received, so they tell the holder nothing that page did not.
+ * - **sealed**: `base64url(4 ‖ iv ‖ tag ‖ AES-256-GCM(body))`, for the one case where a value is hidden
+ *   from the caller: a restricted primary key, which every sort gets as its tiebreaker.
  *
  * Signing is the default because it is cheaper where it counts: under load, opening a sealed cursor
  * took about 30 µs of a 290 µs keyset page, mostly OpenSSL's per-cipher set-up, while the MAC is two
  * one-shot `crypto.hash` calls, whose digest Node keeps fetched (runtime/src/search/README.md has the
- * numbers). Keys are derived from the database's cursor secret with HKDF-SHA256, one per form. One
- * codec per secret.
+ * numbers). The body is binary rather than one JSON object so the cursor stays short: it travels in
+ * the URL of every next-page request. Keys are derived from the database's cursor secret with
+ * HKDF-SHA256, one per form. One codec per secret.
  */
 export class CursorCodec {
   private static readonly bySecret = new Map<string, CursorCodec>();
@@ -71,42 +77,56 @@ export class CursorCodec {
 
   /** A cursor for `payload`: signed, or sealed when `seal` (a value in it is hidden from the caller). */
   encode(payload: CursorPayload, options: { seal?: boolean } = {}): string {
-    const json = JSON.stringify({ m: payload.model, b: payload.binding, k: payload.values });
-    return options.seal ? this.seal(json) : this.sign(json);
-  }
-
-  /** Opens and checks a cursor of either form; anything but one of ours, unmodified, is a ValidationError at `path`. */
-  decode(token: string, path: string): CursorPayload {
-    const raw = Buffer.from(token, 'base64url');
-    // The round trip refuses characters the decoder skips and non-zero padding bits: one cursor, one spelling.
-    if (raw.length < 3 || raw.toString('base64url') !== token) throw badCursor(path);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw[0] === SIGNED ? this.verified(raw) : this.opened(raw));
-    } catch {
-      throw badCursor(path);
-    }
-    const p = parsed as { m?: unknown; b?: unknown; k?: unknown } | null;
-    if (typeof p?.m !== 'string' || typeof p.b !== 'string' || !Array.isArray(p.k)) throw badCursor(path);
-    return { model: p.m, binding: p.b, values: p.k };
-  }
-
-  private sign(json: string): string {
-    const length = Buffer.byteLength(json);
-    const out = Buffer.allocUnsafe(SIGNED_HEADER + length);
+    const { binding } = payload;
+    if (binding.length > 255 || Buffer.byteLength(binding) !== binding.length) throw new Error('a cursor binding is at most 255 ASCII characters');
+    const values = JSON.stringify(payload.values);
+    // A signed cursor is written in place after room for its header; a sealed one's body is encrypted.
+    const header = options.seal ? 0 : SIGNED_HEADER;
+    const out = Buffer.allocUnsafe(header + 1 + binding.length + Buffer.byteLength(values));
+    out[header] = binding.length;
+    out.write(binding, header + 1, 'latin1');
+    out.write(values, header + 1 + binding.length, 'utf8');
+    if (options.seal) return this.seal(out);
     out[0] = SIGNED;
-    out.write(json, SIGNED_HEADER, 'utf8');
     this.mac(SIGNED, out.subarray(SIGNED_HEADER)).copy(out, 1, 0, TAG_BYTES);
     return out.toString('base64url');
   }
 
-  /** The JSON of a signed cursor whose MAC checks out; throws otherwise. */
-  private verified(raw: Buffer): string {
+  /** Opens and checks a cursor of any form; anything but one of ours, unmodified, is a ValidationError at `path`. */
+  decode(token: string, path: string): CursorPayload {
+    const raw = Buffer.from(token, 'base64url');
+    // The round trip refuses characters the decoder skips and non-zero padding bits: one cursor, one spelling.
+    if (raw.length < 3 || raw.toString('base64url') !== token) throw badCursor(path);
+    let payload: CursorPayload | null = null;
+    try {
+      switch (raw[0]) {
+        case SIGNED:
+          payload = bodyPayload(this.verified(raw));
+          break;
+        case SEALED:
+          payload = bodyPayload(this.opened(raw));
+          break;
+        case SIGNED_JSON:
+          payload = jsonPayload(this.verified(raw));
+          break;
+        case SEALED_JSON:
+          payload = jsonPayload(this.opened(raw));
+          break;
+      }
+    } catch {
+      // a MAC, tag, length or JSON that does not check out: the same answer as an unknown form
+    }
+    if (payload === null) throw badCursor(path);
+    return payload;
+  }
+
+  /** The body of a signed cursor whose MAC checks out; throws otherwise. */
+  private verified(raw: Buffer): Buffer {
     if (raw.length < SIGNED_HEADER + 2) throw new Error('short');
     const body = raw.subarray(SIGNED_HEADER);
-    const expected = this.mac(SIGNED, body).subarray(0, TAG_BYTES);
+    const expected = this.mac(raw[0]!, body).subarray(0, TAG_BYTES);
     if (!timingSafeEqual(raw.subarray(1, SIGNED_HEADER), expected)) throw new Error('mac');
-    return body.toString('utf8');
+    return body;
   }
 
   /**
@@ -123,30 +143,56 @@ export class CursorCodec {
     return hash('sha256', Buffer.concat([this.outerPad, hash('sha256', inner, 'buffer')]), 'buffer');
   }
 
-  private seal(json: string): string {
+  private seal(body: Buffer): string {
     const iv = nextIv();
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(AAD);
-    const body = cipher.update(json, 'utf8');
+    cipher.setAAD(aadOf(SEALED));
+    const encrypted = cipher.update(body);
     cipher.final(); // GCM is a stream mode: no bytes are held back
-    const out = Buffer.allocUnsafe(SEALED_HEADER + body.length);
+    const out = Buffer.allocUnsafe(SEALED_HEADER + encrypted.length);
     out[0] = SEALED;
     iv.copy(out, 1);
     cipher.getAuthTag().copy(out, 1 + IV_BYTES);
-    body.copy(out, SEALED_HEADER);
+    encrypted.copy(out, SEALED_HEADER);
     return out.toString('base64url');
   }
 
-  /** The JSON of a sealed cursor that decrypts and authenticates; throws otherwise. */
-  private opened(raw: Buffer): string {
-    if (raw[0] !== SEALED || raw.length < SEALED_HEADER + 2) throw new Error('not a cursor');
+  /** The body of a sealed cursor that decrypts and authenticates; throws otherwise. */
+  private opened(raw: Buffer): Buffer {
+    if (raw.length < SEALED_HEADER + 2) throw new Error('short');
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 1 + IV_BYTES));
-    decipher.setAAD(AAD);
+    decipher.setAAD(aadOf(raw[0]!));
     decipher.setAuthTag(raw.subarray(1 + IV_BYTES, SEALED_HEADER));
     const plain = decipher.update(raw.subarray(SEALED_HEADER));
     decipher.final(); // checks the tag; in GCM it returns no further bytes
-    return plain.toString('utf8');
+    return plain;
   }
+}
+
+/** The authenticated data of a sealed form: its version, so a cursor cannot be relabelled as another form. */
+const aads = new Map<number, Buffer>();
+function aadOf(version: number): Buffer {
+  let aad = aads.get(version);
+  if (!aad) aads.set(version, (aad = Buffer.from(`core/search-cursor/v${version}`)));
+  return aad;
+}
+
+/** `n ‖ binding ‖ JSON array`, as forms 3 and 4 carry it. */
+function bodyPayload(body: Buffer): CursorPayload | null {
+  const end = 1 + body[0]!;
+  if (body.length < end + 2) return null;
+  const values: unknown = JSON.parse(body.toString('utf8', end));
+  return Array.isArray(values) ? { binding: body.toString('latin1', 1, end), values } : null;
+}
+
+/**
+ * `{ "m": model, "b": binding, "k": values }`, as forms 1 and 2 carried it. The model is in the binding
+ * too; the binding was longer then, and its first characters are today's.
+ */
+function jsonPayload(body: Buffer): CursorPayload | null {
+  const p = JSON.parse(body.toString('utf8')) as { m?: unknown; b?: unknown; k?: unknown } | null;
+  if (typeof p?.m !== 'string' || typeof p.b !== 'string' || !Array.isArray(p.k)) return null;
+  return { binding: p.b.slice(0, BINDING_CHARS), values: p.k };
 }
 
 function badCursor(path: string): ValidationError {
@@ -171,7 +217,7 @@ export function cursorBinding(shape: CompiledShape, filters: readonly FilterNode
 }
 
 function bindingOf(shape: CompiledShape, filters: string): string {
-  return hash('sha256', `${shape.info.className}\n${shape.sort.signature}\n${filters}`, 'base64url').slice(0, 22);
+  return hash('sha256', `${shape.info.className}\n${shape.sort.signature}\n${filters}`, 'base64url').slice(0, BINDING_CHARS);
 }
 
 /**

@@ -131,7 +131,6 @@ export class SearchEngine<M extends Base = Base> {
       hasMore && last
         ? this.codec.encode(
             {
-              model: this.info.className,
               binding: binding ?? cursorBinding(shape, analyzed.filters),
               values: shape.sort.keys.map((k) => cursorValue(last[k.alias])),
             },
@@ -174,10 +173,10 @@ export class SearchEngine<M extends Base = Base> {
     return { analyzed, shape, query, binding };
   }
 
-  /** Decrypts the cursor, checks what it is bound to, and binds the keyset predicate for its values. */
+  /** Opens the cursor, checks what it is bound to, and binds the keyset predicate for its values. */
   private keyset(shape: CompiledShape, cursor: string, binding: string): KeysetBinding {
     const payload = this.codec.decode(cursor, 'cursor');
-    if (payload.model !== this.info.className || payload.binding !== binding) {
+    if (payload.binding !== binding) {
       throw invalid(
         'cursor',
         'this cursor was issued for a different resource, sort or filters; send the same filters and sort as for the first page, or start again without a cursor',
