@@ -10,7 +10,8 @@
  *   npm run bench -- --only by_id,list  some endpoints only
  *   npm run bench -- --profile          CPU profiles of Core and raw on SQLite (by id, list, search, create), grouped by layer
  *
- * Options: --reps N, --duration S (per measured run), --warmup S (per server and endpoint, once).
+ * Options: --reps N, --duration S (per server and endpoint and repetition, in 1-second slices that
+ * take turns with the other servers and the endpoints of the same group), --warmup S (once per server and endpoint).
  * PostgreSQL down: that part is skipped with the reason (exit 0), except with CI=true, where it fails.
  * See docs/performance.md for the method and the latest numbers.
  */
@@ -22,7 +23,7 @@ import { signToken } from '@core/runtime';
 import { measureColdStart } from './lib/cold-start.js';
 import { measureGenerator } from './lib/generate.js';
 import { BUILD_DIR, RESULTS_DIR, SECRET_KEY, SERVER_NAMES, type DatabaseKind, type ServerName } from './lib/config.js';
-import { deepCursorPath, ENDPOINTS, type EndpointInputs } from './lib/endpoints.js';
+import { deepCursorPath, ENDPOINTS, type Endpoint, type EndpointInputs } from './lib/endpoints.js';
 import { runLoad } from './lib/load.js';
 import { BenchPostgres } from './lib/postgres.js';
 import { runProfiles } from './lib/profile.js';
@@ -92,6 +93,42 @@ interface Measured {
 }
 
 /**
+ * Length of one slice of a measured run (s). The speed of this machine kind changes from one second
+ * to the next (with nothing else running, a CPU-bound loop took 146–208 ms, and one server's list
+ * page went from 5,540 to 1,714 req/s within 20 s), so the servers, and the endpoints one target
+ * compares, take turns in 1-second slices: each of them is measured across the same stretch of time,
+ * not in its own 8 seconds a minute away from its counterpart. `--duration` is the total per server
+ * and endpoint in a repetition.
+ */
+const SLICE_S = 1;
+
+/** One server on one endpoint, summed over the slices of a repetition. */
+interface SliceTotals {
+  responses: number;
+  seconds: number;
+  failures: number;
+  cpuMs: number;
+  cpuKnown: boolean;
+  p99s: number[];
+  p50s: number[];
+  rssMb: number | null;
+}
+
+/**
+ * The endpoints in the groups whose slices interleave: the reads of one `group` (the pairs a target
+ * compares: by id and its restricted twin; list, its restricted twin and the keyset page), in the
+ * order of ENDPOINTS, then the writes, last, so the read endpoints see the same table each time.
+ */
+function measurementGroups(list: readonly Endpoint[]): Endpoint[][] {
+  const groups = new Map<string, Endpoint[]>();
+  for (const endpoint of [...list.filter((e) => !e.writes), ...list.filter((e) => e.writes)]) {
+    const key = endpoint.group ?? endpoint.name;
+    groups.set(key, [...(groups.get(key) ?? []), endpoint]);
+  }
+  return [...groups.values()];
+}
+
+/**
  * Starts the three servers, each on its own copy of the seeded data (`databaseFor`), checks that they
  * agree, then runs every endpoint on each, interleaved, and stops them.
  */
@@ -120,22 +157,48 @@ async function measure(label: string, specs: ServerSet, databaseFor: (name: Serv
     }
 
     const samples: Sample[] = [];
+    const groups = measurementGroups(endpoints);
+    const slices = Math.max(1, Math.round(duration / SLICE_S));
     for (let rep = 0; rep < reps; rep++) {
       // Rotate the order each repetition so no server always runs first (or right after a write run).
       const order = SERVER_NAMES.map((_, i) => SERVER_NAMES[(i + rep) % SERVER_NAMES.length]!);
-      for (const endpoint of endpoints) {
-        const parts: string[] = [];
-        for (const name of order) {
-          const server = servers[name];
-          const cpuBefore = cpuTimeMsOf(server.pid);
-          const result = await runLoad(server.baseUrl, endpoint, inputs[name], tokens[endpoint.role], duration);
-          const cpuAfter = cpuTimeMsOf(server.pid);
-          const cpuUs = cpuBefore !== null && cpuAfter !== null && result.responses > 0 ? ((cpuAfter - cpuBefore) * 1000) / result.responses : null;
-          const rssMb = name === 'core' ? (memoryOf(server.pid)?.rssMb ?? null) : null;
-          samples.push({ ...result, rep, server: name, endpoint: endpoint.name, rssMb, cpuUs });
-          parts.push(`${name} ${Math.round(result.rps).toLocaleString('en-US')}${result.failures ? ` (${result.failures} failed)` : ''}`);
+      for (const group of groups) {
+        const runs = new Map<string, SliceTotals>();
+        for (let slice = 0; slice < slices; slice++) {
+          // Every other slice backwards, so no endpoint or server always comes first in a round.
+          const endpointsNow = slice % 2 === 0 ? group : [...group].reverse();
+          const serversNow = slice % 2 === 0 ? order : [...order].reverse();
+          for (const endpoint of endpointsNow) {
+            for (const name of serversNow) {
+              const server = servers[name];
+              const cpuBefore = cpuTimeMsOf(server.pid);
+              const result = await runLoad(server.baseUrl, endpoint, inputs[name], tokens[endpoint.role], duration / slices);
+              const cpuAfter = cpuTimeMsOf(server.pid);
+              const key = `${name} ${endpoint.name}`;
+              const totals = runs.get(key) ?? { responses: 0, seconds: 0, failures: 0, cpuMs: 0, cpuKnown: true, p99s: [], p50s: [], rssMb: null };
+              totals.responses += result.responses;
+              totals.seconds += result.seconds;
+              totals.failures += result.failures;
+              if (cpuBefore !== null && cpuAfter !== null) totals.cpuMs += cpuAfter - cpuBefore;
+              else totals.cpuKnown = false;
+              totals.p99s.push(result.p99Ms);
+              totals.p50s.push(result.p50Ms);
+              if (name === 'core') totals.rssMb = Math.max(totals.rssMb ?? 0, memoryOf(server.pid)?.rssMb ?? 0) || null;
+              runs.set(key, totals);
+            }
+          }
         }
-        log(`  ${label} rep ${rep + 1}/${reps}  ${endpoint.name.padEnd(17)} ${parts.join('  ')} req/s`);
+        for (const endpoint of group) {
+          const parts: string[] = [];
+          for (const name of order) {
+            const t = runs.get(`${name} ${endpoint.name}`)!;
+            const rps = t.responses / t.seconds;
+            const cpuUs = t.cpuKnown && t.responses > 0 ? (t.cpuMs * 1000) / t.responses : null;
+            samples.push({ rps, seconds: t.seconds, responses: t.responses, p99Ms: median(t.p99s), p50Ms: median(t.p50s), failures: t.failures, rep, server: name, endpoint: endpoint.name, rssMb: t.rssMb, cpuUs });
+            parts.push(`${name} ${Math.round(rps).toLocaleString('en-US')}${t.failures ? ` (${t.failures} failed)` : ''}`);
+          }
+          log(`  ${label} rep ${rep + 1}/${reps}  ${endpoint.name.padEnd(17)} ${parts.join('  ')} req/s`);
+        }
       }
     }
 

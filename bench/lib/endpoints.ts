@@ -26,13 +26,15 @@ export interface Endpoint {
   status: number;
   /** Writes rows: run last in each repetition so the read endpoints see the same table each time. */
   writes?: boolean;
+  /** Endpoints of one group are measured in alternating slices: those a target compares with each other. */
+  group?: string;
 }
 
 export const ENDPOINTS: readonly Endpoint[] = [
-  { name: 'by_id', label: 'GET by id', method: 'GET', path: (i) => `/tasks/${i.sampleId}`, role: 'admin', status: 200 },
-  { name: 'by_id_restricted', label: 'GET by id (restricted role)', method: 'GET', path: (i) => `/tasks/${i.sampleId}`, role: 'viewer', status: 200 },
-  { name: 'list', label: `list, first page (${PAGE})`, method: 'GET', path: () => `/tasks/?limit=${PAGE}`, role: 'admin', status: 200 },
-  { name: 'list_restricted', label: 'list, first page (restricted role)', method: 'GET', path: () => `/tasks/?limit=${PAGE}`, role: 'viewer', status: 200 },
+  { name: 'by_id', label: 'GET by id', method: 'GET', path: (i) => `/tasks/${i.sampleId}`, role: 'admin', status: 200, group: 'by_id' },
+  { name: 'by_id_restricted', label: 'GET by id (restricted role)', method: 'GET', path: (i) => `/tasks/${i.sampleId}`, role: 'viewer', status: 200, group: 'by_id' },
+  { name: 'list', label: `list, first page (${PAGE})`, method: 'GET', path: () => `/tasks/?limit=${PAGE}`, role: 'admin', status: 200, group: 'list' },
+  { name: 'list_restricted', label: 'list, first page (restricted role)', method: 'GET', path: () => `/tasks/?limit=${PAGE}`, role: 'viewer', status: 200, group: 'list' },
   {
     name: 'keyset_90k',
     label: `keyset page at depth ${DEPTH.toLocaleString('en-US')}`,
@@ -40,6 +42,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: (i) => `/tasks/?limit=${PAGE}&cursor=${encodeURIComponent(i.deepCursor)}`,
     role: 'admin',
     status: 200,
+    group: 'list',
   },
   { name: 'offset_90k', label: `offset page at depth ${DEPTH.toLocaleString('en-US')}`, method: 'GET', path: () => `/tasks/?limit=${PAGE}&offset=${DEPTH}`, role: 'admin', status: 200 },
   { name: 'search', label: 'search: eq + or(ilike, bool), desc', method: 'POST', path: () => '/tasks/search', body: SEARCH_BODY, role: 'admin', status: 200 },

@@ -8,6 +8,8 @@ import type { Endpoint, EndpointInputs } from './endpoints.js';
 
 export interface LoadResult {
   rps: number;
+  /** How long the run measured (s). */
+  seconds: number;
   /** Responses with the expected 2xx status. */
   responses: number;
   p99Ms: number;
@@ -42,6 +44,7 @@ export async function runLoad(
   const seconds = result.duration > 0 ? result.duration : durationSeconds;
   return {
     rps: result['2xx'] / seconds,
+    seconds,
     responses: result['2xx'],
     p99Ms: result.latency.p99,
     p50Ms: result.latency.p50,
