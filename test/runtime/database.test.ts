@@ -13,10 +13,21 @@ describe('parseDatabaseUrl', () => {
     ['sqlite:dev.db', { dialect: 'sqlite', dbName: 'dev.db' }],
     ['sqlite:///var/data/app.db', { dialect: 'sqlite', dbName: '/var/data/app.db' }],
     ['sqlite::memory:', { dialect: 'sqlite', dbName: ':memory:' }],
-    ['postgresql://u:p@db:5432/app', { dialect: 'postgresql', clientUrl: 'postgresql://u:p@db:5432/app' }],
-    ['postgres://u@db/app', { dialect: 'postgresql', clientUrl: 'postgres://u@db/app' }],
+    ['postgresql://u:p@db:5432/app', { dialect: 'postgresql', clientUrl: 'postgresql://u:p@db:5432/app', preparedStatements: true }],
+    ['postgres://u@db/app', { dialect: 'postgresql', clientUrl: 'postgres://u@db/app', preparedStatements: true }],
+    // Core's own parameter is taken out; the driver's stay.
+    ['postgresql://u:p@db/app?prepared_statements=false', { dialect: 'postgresql', clientUrl: 'postgresql://u:p@db/app', preparedStatements: false }],
+    [
+      'postgresql://u:p%40ss@db/app?sslmode=disable&prepared_statements=true&application_name=shop',
+      { dialect: 'postgresql', clientUrl: 'postgresql://u:p%40ss@db/app?sslmode=disable&application_name=shop', preparedStatements: true },
+    ],
   ])('%s', (url, expected) => {
     expect(parseDatabaseUrl(url)).toEqual(expected);
+  });
+
+  it('refuses a prepared_statements value other than true or false, without echoing credentials', () => {
+    expect(() => parseDatabaseUrl('postgresql://u:hunter2@db/app?prepared_statements=no')).toThrow(/prepared_statements must be true or false, not "no"/);
+    expect(() => parseDatabaseUrl('postgresql://u:hunter2@db/app?prepared_statements=no')).not.toThrow(/hunter2/);
   });
 
   it('rejects other schemes without echoing credentials', () => {
@@ -107,6 +118,58 @@ describePerDatabase('closing a PostgreSQL database', (perDb) => {
     await manager.close();
     for (let i = 0; i < 50 && (await sessions()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await sessions()).toBe(0);
+  });
+});
+
+describePerDatabase('PostgreSQL reads outside a unit of work', (perDb) => {
+  const pg = perDb.name === 'postgresql';
+  /** A database on one read connection, so every read sees the session state the earlier ones left. */
+  const open = async (manager: DatabaseManager, query = '') => {
+    const db = await manager.initApp(perDb.url() + query, false, { entities: fixtureEntities, orm: { pool: { min: 0, max: 1 } } });
+    await db.resetSchema();
+    return db;
+  };
+  const prepared = async (db: Database) =>
+    (await db.select<{ statement: string }>('select statement from pg_prepared_statements')).map((row) => row.statement);
+
+  it.skipIf(!pg)('are prepared once per connection, under a name', async () => {
+    const manager = new DatabaseManager();
+    try {
+      const db = await open(manager);
+      for (let i = 0; i < 3; i++) await db.select('select count(*) as n from tasks where title = ?', [`t${i}`]);
+      const statements = await prepared(db);
+      expect(statements.filter((text) => text === 'select count(*) as n from tasks where title = $1')).toHaveLength(1);
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it.skipIf(!pg)('are not prepared with ?prepared_statements=false (for poolers that cannot keep them)', async () => {
+    const manager = new DatabaseManager();
+    try {
+      const db = await open(manager, '?prepared_statements=false');
+      for (let i = 0; i < 3; i++) await db.select('select count(*) as n from tasks where title = ?', [`t${i}`]);
+      expect(await prepared(db)).toEqual([]);
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it.skipIf(!pg)('still answer when a migration changed the columns of a `select *` prepared before it', async () => {
+    const manager = new DatabaseManager();
+    try {
+      const db = await open(manager);
+      await db.connection.execute('create table notes (id integer primary key)');
+      await db.connection.execute('insert into notes (id) values (1)');
+      const read = () => db.select<Record<string, unknown>>('select * from notes where id = ?', [1]);
+      expect(await read()).toEqual([{ id: 1 }]);
+      await db.connection.execute('alter table notes add column extra integer');
+      await db.connection.execute('update notes set extra = 7');
+      // Prepared before the column existed: PostgreSQL refuses the old plan; the read runs unnamed instead.
+      for (let i = 0; i < 2; i++) expect(await read()).toEqual([{ id: 1, extra: 7 }]);
+    } finally {
+      await manager.close();
+    }
   });
 });
 

@@ -19,12 +19,23 @@ export type QueryListener = (event: QueryEvent) => void;
 /** Where a `DATABASE_URL` points, parsed. */
 export type DatabaseTarget =
   | { readonly dialect: 'sqlite'; readonly dbName: string }
-  | { readonly dialect: 'postgresql'; readonly clientUrl: string };
+  | {
+      readonly dialect: 'postgresql';
+      /** The URL for the driver, without Core's own parameter. */
+      readonly clientUrl: string;
+      /** Reads outside a unit of work use named prepared statements (`prepared_statements=false` turns them off). */
+      readonly preparedStatements: boolean;
+    };
+
+/** Core's own `DATABASE_URL` parameter; it is taken out before the URL reaches the driver. */
+const PREPARED_STATEMENTS_PARAM = 'prepared_statements';
 
 /**
  * Parses `sqlite:./dev.db`, `sqlite:dev.db`, `sqlite:///abs/path.db`, `sqlite::memory:`,
- * `postgresql://user:pass@host:5432/db` (or `postgres://`). Anything else is an error that names the
- * accepted forms and never repeats credentials.
+ * `postgresql://user:pass@host:5432/db` (or `postgres://`), the latter with an optional
+ * `?prepared_statements=false` for connection poolers that cannot keep them (PgBouncer in transaction
+ * mode before 1.21). Anything else is an error that names the accepted forms and never repeats
+ * credentials.
  */
 export function parseDatabaseUrl(url: string): DatabaseTarget {
   const trimmed = url.trim();
@@ -35,11 +46,22 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
     if (path === '') throw new Error('DATABASE_URL "sqlite:" names no file: use sqlite:./dev.db or sqlite::memory:');
     return { dialect: 'sqlite', dbName: path };
   }
-  if (/^postgres(ql)?:\/\//.test(trimmed)) return { dialect: 'postgresql', clientUrl: trimmed };
+  if (/^postgres(ql)?:\/\//.test(trimmed)) return postgresTarget(trimmed);
   const scheme = /^([a-z0-9+.-]+):/i.exec(trimmed)?.[1] ?? trimmed.slice(0, 12);
   throw new Error(
     `Unsupported DATABASE_URL scheme "${scheme}": use sqlite:<path>, sqlite::memory: or postgresql://user:pass@host:5432/db`,
   );
+}
+
+function postgresTarget(url: string): DatabaseTarget {
+  if (!url.includes(`${PREPARED_STATEMENTS_PARAM}=`)) return { dialect: 'postgresql', clientUrl: url, preparedStatements: true };
+  const parsed = new URL(url);
+  const value = parsed.searchParams.get(PREPARED_STATEMENTS_PARAM);
+  if (value !== 'true' && value !== 'false') {
+    throw new Error(`DATABASE_URL: ${PREPARED_STATEMENTS_PARAM} must be true or false, not ${JSON.stringify(value)}`);
+  }
+  parsed.searchParams.delete(PREPARED_STATEMENTS_PARAM);
+  return { dialect: 'postgresql', clientUrl: parsed.toString(), preparedStatements: value === 'true' };
 }
 
 export interface InitOptions {
@@ -55,6 +77,18 @@ export interface InitOptions {
 
 /** Distinct SELECT texts kept prepared per SQLite connection (query shapes are bounded upstream too). */
 const MAX_PREPARED = 1000;
+
+/**
+ * Distinct SELECT texts given a name on PostgreSQL, and so prepared once per read connection. The
+ * server keeps each one for the connection's life, so past this many, statements run unnamed.
+ */
+const MAX_NAMED_PG = 500;
+
+/** A SELECT as the pg driver takes it: `$n` placeholders, and a name if it is prepared once per connection. */
+interface PgStatement {
+  readonly text: string;
+  readonly name: string | undefined;
+}
 
 /** A better-sqlite3 statement, as far as Core uses it. */
 interface SqliteStatement {
@@ -73,7 +107,7 @@ interface PgHandle {
 }
 /** A client of Core's PostgreSQL read pool, used through pg's callback API (no promise per step). */
 interface PgPoolClient {
-  query(config: { text: string; values: unknown[] }, callback: (err: Error | undefined, res: { rows: unknown[] }) => void): void;
+  query(config: { name?: string; text: string; values: unknown[] }, callback: (err: Error | undefined, res: { rows: unknown[] }) => void): void;
 }
 /** A `pg.Pool`, as far as Core uses it. */
 interface PgPool {
@@ -152,7 +186,11 @@ export class Database {
   private readonly listeners = new Set<QueryListener>();
   /** Statement caches of the pool's connections (a knex transaction hands out the same ones). */
   private readonly statements = new WeakMap<SqliteHandle, StatementCache>();
-  private readonly pgText = new Map<string, string>();
+  /** PostgreSQL texts (and names) by Core's SQL text; see `pgStatement`. */
+  private readonly pgStatements = new Map<string, PgStatement>();
+  /** Whether reads through the read pool use named statements (`DatabaseTarget.preparedStatements`). */
+  private readonly pgNamed: boolean;
+  private pgNames = 0;
   /** The file of a SQLite database on disk, absolute; null for `:memory:` and PostgreSQL. */
   private readonly sqliteFile: string | null;
   /** The read-only connection: undefined until first needed, null where reads go through the pool. */
@@ -165,9 +203,11 @@ export class Database {
     dialect: Dialect,
     readonly logger: Logger,
     cursorSecret: string,
+    options: { preparedStatements?: boolean } = {},
   ) {
     this.dialect = dialect;
     this.cursorSecret = cursorSecret;
+    this.pgNamed = dialect === 'postgresql' && options.preparedStatements !== false;
     this.sqliteFile = dialect === 'sqlite' ? fileOf(this.knexClient as BetterSqliteClient) : null;
     this.connection.getKnex().on('query', (q: { sql: string; bindings?: unknown[] }) => {
       this.emit({ sql: q.sql, params: q.bindings ?? [], source: 'orm' });
@@ -226,14 +266,15 @@ export class Database {
     const values = this.report(sql, params);
     if (reader) return reader.get(sql).all(...values) as R[];
     const pool = trx ? null : this.pgReadPool();
-    if (pool) return pgQuery<R>(pool, this.toPgText(sql), values);
+    if (pool) return pgQuery<R>(pool, this.pgStatement(sql), values, () => this.unname(sql));
     // Inside a transaction, knex's transaction client hands out that transaction's own connection (and
     // its release is a no-op); outside, the pool's. Either way the statement runs on the raw driver.
     const client = trx ?? this.knexClient;
     const conn = await client.acquireConnection();
     try {
       if (this.dialect === 'sqlite') return this.prepared(conn as SqliteHandle, sql).all(...values) as R[];
-      const res = await (conn as PgHandle).query({ text: this.toPgText(sql), values });
+      // Unnamed here: a transaction's connection comes from knex's pool, which Core does not track.
+      const res = await (conn as PgHandle).query({ text: this.pgStatement(sql).text, values });
       return res.rows as R[];
     } finally {
       await client.releaseConnection(conn);
@@ -336,15 +377,29 @@ export class Database {
     return cache.get(sql);
   }
 
-  /** `?` → `$1, $2…` once per distinct statement. Core's SQL never holds a literal `?`. */
-  private toPgText(sql: string): string {
-    let text = this.pgText.get(sql);
-    if (text === undefined) {
+  /**
+   * `?` → `$1, $2…` once per distinct statement (Core's SQL never holds a literal `?`), and a name for
+   * the first `MAX_NAMED_PG` of them. A named statement is parsed and planned once per read connection
+   * (pg remembers which it has sent), then only bound and executed: what the raw `pg` baseline does,
+   * and it saves the server a parse and a plan on every read. PostgreSQL re-plans a named statement
+   * by itself when a table it reads changes.
+   */
+  private pgStatement(sql: string): PgStatement {
+    let statement = this.pgStatements.get(sql);
+    if (statement === undefined) {
       let n = 0;
-      text = sql.replace(/\?/g, () => `$${++n}`);
-      this.pgText.set(sql, text);
+      const text = sql.replace(/\?/g, () => `$${++n}`);
+      const name = this.pgNamed && this.pgNames < MAX_NAMED_PG ? `core_${++this.pgNames}` : undefined;
+      statement = { text, name };
+      this.pgStatements.set(sql, statement);
     }
-    return text;
+    return statement;
+  }
+
+  /** From now on `sql` runs unnamed (its named form no longer fits the table; see `pgQuery`). */
+  private unname(sql: string): void {
+    const statement = this.pgStatements.get(sql);
+    if (statement?.name !== undefined) this.pgStatements.set(sql, { text: statement.text, name: undefined });
   }
 
   /** better-sqlite3 binds neither booleans nor Dates; MikroORM stores SQLite datetimes as epoch ms. */
@@ -397,7 +452,9 @@ export class DatabaseManager {
       discovery: { warnWhenNoEntities: false },
       ...options.orm,
     } as Options);
-    const db = new Database(orm, target.dialect, logger, options.cursorSecret ?? randomSecret());
+    const db = new Database(orm, target.dialect, logger, options.cursorSecret ?? randomSecret(), {
+      preparedStatements: target.dialect === 'postgresql' && target.preparedStatements,
+    });
     if (echo) db.onQuery((q) => logger.info({ sql: q.sql, params: q.params }, 'sql'));
     if (this.current) await this.current.close();
     this.current = db;
@@ -446,24 +503,43 @@ async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> 
   return { driver: PostgreSqlDriver, clientUrl: target.clientUrl } as Partial<Options>;
 }
 
-/** One statement on a connection of `pool`: one promise for the caller, callbacks inside. */
-function pgQuery<R>(pool: PgPool, text: string, values: unknown[]): Promise<R[]> {
+/**
+ * One statement on a connection of `pool`: one promise for the caller, callbacks inside.
+ *
+ * A named statement whose result columns changed since this connection prepared it (`select *` on a
+ * table a migration has since altered) fails with "cached plan must not change result type": it is
+ * run again unnamed on the same connection, and `unname` makes every later call unnamed too.
+ */
+function pgQuery<R>(pool: PgPool, statement: PgStatement, values: unknown[], unname: () => void): Promise<R[]> {
   return new Promise<R[]>((resolve, reject) => {
     pool.connect((connectErr, client, release) => {
       if (connectErr) {
         reject(connectErr);
         return;
       }
-      client.query({ text, values }, (err, res) => {
+      const done = (err: Error | undefined, res: { rows: unknown[] }): void => {
         // A connection whose query failed goes back to the pool only if the error was the statement's
         // own (the server answered); a broken connection is destroyed instead.
         release(err && !('severity' in err) ? err : undefined);
         if (err) reject(err);
         else resolve(res.rows as R[]);
+      };
+      const { text, name } = statement;
+      if (name === undefined) {
+        client.query({ text, values }, done);
+        return;
+      }
+      client.query({ name, text, values }, (err, res) => {
+        if (!err || (err as { code?: string }).code !== STALE_PLAN) return done(err, res);
+        unname();
+        client.query({ text, values }, done);
       });
     });
   });
 }
+
+/** SQLSTATE of "cached plan must not change result type" (feature_not_supported). */
+const STALE_PLAN = '0A000';
 
 /** The absolute path of a SQLite database on disk, or null for an in-memory or temporary one. */
 function fileOf(client: BetterSqliteClient): string | null {
