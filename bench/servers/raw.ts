@@ -181,9 +181,13 @@ app.post<{ Body: CreateBody }>('/tasks/', { schema: { body: CreateBodySchema, re
   if (!caller) return;
   const body = { ...request.body };
   for (const field of caller.restricted) delete (body as Record<string, unknown>)[field.slice('tasks.'.length)];
-  const row = prepared(
+  // `.all`, not `.get`: `.get` leaves an `insert … returning` stepped only once, and the WAL is then
+  // never checkpointed (350 MB after 4 s of creates, against 4 MB with `.all`), which spares this
+  // server the checkpoints every real one pays for.
+  const [row] = prepared(
     `insert into "tasks" ("id", "title", "description", "priority", "is_completed", "assignee_email") values (?, ?, ?, ?, 0, ?) returning ${columns(visibleFields(caller))}`,
-  ).get(randomUUID(), body.title, body.description ?? null, normalizePriority(body.priority ?? 'medium'), body.assignee_email ?? null) as Row;
+  ).all(randomUUID(), body.title, body.description ?? null, normalizePriority(body.priority ?? 'medium'), body.assignee_email ?? null) as Row[];
+  if (!row) throw new Error('insert … returning gave no row');
   reply.code(201).header('location', `/tasks/${String(row['id'])}`).send(ok(row));
 });
 
