@@ -84,10 +84,14 @@ const MAX_PREPARED = 1000;
  */
 const MAX_NAMED_PG = 500;
 
-/** A SELECT as the pg driver takes it: `$n` placeholders, and a name if it is prepared once per connection. */
+/**
+ * A SELECT as the pg driver takes it: `$n` placeholders, and a name if it is prepared once per
+ * connection. One object per distinct SELECT, shared by every call; `pgQuery` clears `name` for good
+ * when the named form no longer fits the table.
+ */
 interface PgStatement {
   readonly text: string;
-  readonly name: string | undefined;
+  name: string | undefined;
 }
 
 /** A better-sqlite3 statement, as far as Core uses it. */
@@ -266,7 +270,7 @@ export class Database {
     const values = this.report(sql, params);
     if (reader) return reader.get(sql).all(...values) as R[];
     const pool = trx ? null : this.pgReadPool();
-    if (pool) return pgQuery<R>(pool, this.pgStatement(sql), values, () => this.unname(sql));
+    if (pool) return pgQuery<R>(pool, this.pgStatement(sql), values);
     // Inside a transaction, knex's transaction client hands out that transaction's own connection (and
     // its release is a no-op); outside, the pool's. Either way the statement runs on the raw driver.
     const client = trx ?? this.knexClient;
@@ -396,12 +400,6 @@ export class Database {
     return statement;
   }
 
-  /** From now on `sql` runs unnamed (its named form no longer fits the table; see `pgQuery`). */
-  private unname(sql: string): void {
-    const statement = this.pgStatements.get(sql);
-    if (statement?.name !== undefined) this.pgStatements.set(sql, { text: statement.text, name: undefined });
-  }
-
   /** better-sqlite3 binds neither booleans nor Dates; MikroORM stores SQLite datetimes as epoch ms. */
   toDriverValue(value: unknown): unknown {
     if (this.dialect !== 'sqlite') return value;
@@ -508,9 +506,9 @@ async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> 
  *
  * A named statement whose result columns changed since this connection prepared it (`select *` on a
  * table a migration has since altered) fails with "cached plan must not change result type": it is
- * run again unnamed on the same connection, and `unname` makes every later call unnamed too.
+ * run again unnamed on the same connection, and loses its name, so every later call runs unnamed too.
  */
-function pgQuery<R>(pool: PgPool, statement: PgStatement, values: unknown[], unname: () => void): Promise<R[]> {
+function pgQuery<R>(pool: PgPool, statement: PgStatement, values: unknown[]): Promise<R[]> {
   return new Promise<R[]>((resolve, reject) => {
     pool.connect((connectErr, client, release) => {
       if (connectErr) {
@@ -531,7 +529,7 @@ function pgQuery<R>(pool: PgPool, statement: PgStatement, values: unknown[], unn
       }
       client.query({ name, text, values }, (err, res) => {
         if (!err || (err as { code?: string }).code !== STALE_PLAN) return done(err, res);
-        unname();
+        statement.name = undefined;
         client.query({ text, values }, done);
       });
     });
