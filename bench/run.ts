@@ -107,11 +107,43 @@ interface SliceTotals {
   responses: number;
   seconds: number;
   failures: number;
-  cpuMs: number;
-  cpuKnown: boolean;
+  /** Server CPU time over the slices, or null once a slice could not read it. */
+  cpuMs: number | null;
   p99s: number[];
   p50s: number[];
+  /** The Core server's highest RSS after a slice; null for the baselines. */
   rssMb: number | null;
+}
+
+/** One slice: `seconds` of load on one server and endpoint, added to `totals`. */
+async function runSlice(server: RunningServer, endpoint: Endpoint, inputs: EndpointInputs, seconds: number, totals: SliceTotals): Promise<void> {
+  const cpuBefore = cpuTimeMsOf(server.pid);
+  const result = await runLoad(server.baseUrl, endpoint, inputs, tokens[endpoint.role], seconds);
+  const cpuAfter = cpuTimeMsOf(server.pid);
+  totals.responses += result.responses;
+  totals.seconds += result.seconds;
+  totals.failures += result.failures;
+  totals.cpuMs = totals.cpuMs !== null && cpuBefore !== null && cpuAfter !== null ? totals.cpuMs + cpuAfter - cpuBefore : null;
+  totals.p99s.push(result.p99Ms);
+  totals.p50s.push(result.p50Ms);
+  if (server.name === 'core') totals.rssMb = Math.max(totals.rssMb ?? 0, memoryOf(server.pid)?.rssMb ?? 0);
+}
+
+/** A repetition's sample of one server on one endpoint, from its slices. */
+function sampleOf(t: SliceTotals, rep: number, server: ServerName, endpoint: string): Sample {
+  return {
+    rps: t.responses / t.seconds,
+    seconds: t.seconds,
+    responses: t.responses,
+    p99Ms: median(t.p99s),
+    p50Ms: median(t.p50s),
+    failures: t.failures,
+    rep,
+    server,
+    endpoint,
+    rssMb: t.rssMb,
+    cpuUs: t.cpuMs !== null && t.responses > 0 ? (t.cpuMs * 1000) / t.responses : null,
+  };
 }
 
 /**
@@ -163,39 +195,23 @@ async function measure(label: string, specs: ServerSet, databaseFor: (name: Serv
       // Rotate the order each repetition so no server always runs first (or right after a write run).
       const order = SERVER_NAMES.map((_, i) => SERVER_NAMES[(i + rep) % SERVER_NAMES.length]!);
       for (const group of groups) {
-        const runs = new Map<string, SliceTotals>();
+        const totals = new Map<string, SliceTotals>(
+          group.flatMap((e) => order.map((name) => [`${name} ${e.name}`, { responses: 0, seconds: 0, failures: 0, cpuMs: 0, p99s: [], p50s: [], rssMb: null }] as const)),
+        );
         for (let slice = 0; slice < slices; slice++) {
           // Every other slice backwards, so no endpoint or server always comes first in a round.
-          const endpointsNow = slice % 2 === 0 ? group : [...group].reverse();
-          const serversNow = slice % 2 === 0 ? order : [...order].reverse();
-          for (const endpoint of endpointsNow) {
-            for (const name of serversNow) {
-              const server = servers[name];
-              const cpuBefore = cpuTimeMsOf(server.pid);
-              const result = await runLoad(server.baseUrl, endpoint, inputs[name], tokens[endpoint.role], duration / slices);
-              const cpuAfter = cpuTimeMsOf(server.pid);
-              const key = `${name} ${endpoint.name}`;
-              const totals = runs.get(key) ?? { responses: 0, seconds: 0, failures: 0, cpuMs: 0, cpuKnown: true, p99s: [], p50s: [], rssMb: null };
-              totals.responses += result.responses;
-              totals.seconds += result.seconds;
-              totals.failures += result.failures;
-              if (cpuBefore !== null && cpuAfter !== null) totals.cpuMs += cpuAfter - cpuBefore;
-              else totals.cpuKnown = false;
-              totals.p99s.push(result.p99Ms);
-              totals.p50s.push(result.p50Ms);
-              if (name === 'core') totals.rssMb = Math.max(totals.rssMb ?? 0, memoryOf(server.pid)?.rssMb ?? 0) || null;
-              runs.set(key, totals);
+          for (const endpoint of slice % 2 === 0 ? group : [...group].reverse()) {
+            for (const name of slice % 2 === 0 ? order : [...order].reverse()) {
+              await runSlice(servers[name], endpoint, inputs[name], duration / slices, totals.get(`${name} ${endpoint.name}`)!);
             }
           }
         }
         for (const endpoint of group) {
           const parts: string[] = [];
           for (const name of order) {
-            const t = runs.get(`${name} ${endpoint.name}`)!;
-            const rps = t.responses / t.seconds;
-            const cpuUs = t.cpuKnown && t.responses > 0 ? (t.cpuMs * 1000) / t.responses : null;
-            samples.push({ rps, seconds: t.seconds, responses: t.responses, p99Ms: median(t.p99s), p50Ms: median(t.p50s), failures: t.failures, rep, server: name, endpoint: endpoint.name, rssMb: t.rssMb, cpuUs });
-            parts.push(`${name} ${Math.round(rps).toLocaleString('en-US')}${t.failures ? ` (${t.failures} failed)` : ''}`);
+            const sample = sampleOf(totals.get(`${name} ${endpoint.name}`)!, rep, name, endpoint.name);
+            samples.push(sample);
+            parts.push(`${name} ${Math.round(sample.rps).toLocaleString('en-US')}${sample.failures ? ` (${sample.failures} failed)` : ''}`);
           }
           log(`  ${label} rep ${rep + 1}/${reps}  ${endpoint.name.padEnd(17)} ${parts.join('  ')} req/s`);
         }
