@@ -67,6 +67,26 @@ describe('CursorCodec', () => {
       expect(() => codec.decode(bytesOf(cursor).subarray(0, length - 1).toString('base64url'), 'cursor')).toThrow(/not valid/);
     });
 
+    it('refuses every other spelling of the same bytes', () => {
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      // Cursors of each length mod 4 that bytes can have: 0, 2 and 3 (1, 2 or no unused low bits).
+      const cursors = [0, 1, 2].map((extra) => codec.encode({ binding: 'b1', values: ['x'.repeat(extra)] }));
+      expect(new Set(cursors.map((c) => c.length % 4))).toEqual(new Set([0, 2, 3]));
+      for (const good of cursors) {
+        expect(codec.decode(good, 'cursor').binding).toBe('b1');
+        const spellings = [`${good}=`, `${good}==`, ` ${good}`, `${good.slice(0, 5)}!${good.slice(5)}`, `${good.slice(0, 5)}+${good.slice(6)}`, `${good}A`];
+        // A last character that differs only in bits the decoder ignores gives the same bytes.
+        const last = alphabet.indexOf(good.at(-1)!);
+        for (let bits = 1; bits < 16; bits++) {
+          const other = alphabet[last ^ bits]!;
+          const spelled = good.slice(0, -1) + other;
+          if (Buffer.from(spelled, 'base64url').equals(bytesOf(good))) spellings.push(spelled);
+        }
+        if (good.length % 4 !== 0) expect(spellings.length).toBeGreaterThan(6);
+        for (const spelled of spellings) expect(() => codec.decode(spelled, 'cursor'), JSON.stringify(spelled)).toThrow(/not valid/);
+      }
+    });
+
     it('refuses a cursor signed with another secret', () => {
       const other = CursorCodec.forSecret('another-secret-0123456789abcdefghij').encode(payload);
       expect(() => codec.decode(other, 'cursor')).toThrow(/not valid/);
