@@ -70,3 +70,14 @@ export function snapshot(dir: string): Map<string, { content: string; mtimeMs: n
 export function lines(text: string): string[] {
   return text.split('\n').filter((line) => line.trim() !== '');
 }
+
+/**
+ * What a tool run through npm or npx printed, without npm's own notices (`npm warn …`): npm 11 warns
+ * about settings it does not know, such as a machine's `nodedir` in ~/.npmrc, on every call.
+ */
+export function withoutNpmNotices(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => !/^npm (warn|notice) /i.test(line))
+    .join('\n');
+}
