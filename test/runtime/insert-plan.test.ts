@@ -211,6 +211,102 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
     });
   });
 
+  describe('when the insert is all its unit does', () => {
+    /** Every statement `fn` sends, BEGIN and COMMIT included. */
+    async function allStatements<T>(fn: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+      const sent: string[] = [];
+      const off = suite.db.onQuery((q) => void sent.push(q.sql));
+      try {
+        return { result: await fn(), sent };
+      } finally {
+        off();
+      }
+    }
+    const insertOnly = [expect.stringMatching(/^insert into .tasks. .* returning /)];
+    const inTransaction = (...statements: unknown[]) => [expect.stringMatching(/^begin/i), ...statements, expect.stringMatching(/^commit/i)];
+
+    it('sends the INSERT alone, without BEGIN and COMMIT, from a repository or a service without hooks; the event sees the committed row', async () => {
+      const seen: unknown[] = [];
+      const dispatcher = new Dispatcher();
+      // Another connection (SQLite's reader, a pooled one on PostgreSQL): it sees committed rows only.
+      dispatcher.subscribe('tasks.created', async (e) => {
+        const id = (e.payload as EntityEventPayload).primaryKey;
+        seen.push((await suite.db.select<{ title: string }>('select title from tasks where id = ?', [id]))[0]?.title);
+      });
+      const off = registerDbEventDispatcher(dispatcher, suite.db);
+      try {
+        const direct = await allStatements(() => tasks.create({ title: 'alone, repository' }));
+        const viaService = await allStatements(() => new BaseService(Task, tasks).create({ title: 'alone, service' }));
+        // The event handler's read comes after the insert, once it has committed.
+        const read = expect.stringMatching(/^select title from tasks/);
+        expect(direct.sent).toEqual([...insertOnly, read]);
+        expect(viaService.sent).toEqual([...insertOnly, read]);
+        expect(await tasks.get(viaService.result.id as string)).toEqual(viaService.result);
+      } finally {
+        off();
+      }
+      expect(seen).toEqual(['alone, repository', 'alone, service']);
+    });
+
+    it('keeps BEGIN and COMMIT when anything else runs in the unit: a related-record check, a hook, an outer unit', async () => {
+      const project = await projects.create({ name: `p-${randomUUID()}` });
+      const related = await allStatements(() => tasks.create({ title: 'related', project_id: project.id }));
+      // The check reads in the transaction (it is reported before the BEGIN its connection sends).
+      expect(related.sent).toEqual([expect.stringMatching(/^select .* from .projects./), ...inTransaction(...insertOnly)]);
+
+      class PreHooked extends BaseService<Task, Input, Input> {
+        protected override preCreate(input: Input): Input {
+          return { ...input, description: 'from preCreate' };
+        }
+      }
+      const hooked = await allStatements(() => new PreHooked(Task, tasks).create({ title: 'pre-hooked' }));
+      expect(hooked.sent).toEqual(inTransaction(...insertOnly));
+      expect(hooked.result.description).toBe('from preCreate');
+
+      // Joined to an outer unit that fails afterwards: rolled back with it.
+      const title = `outer-${randomUUID()}`;
+      const outer = UnitOfWork.run(
+        async () => {
+          await new BaseService(Task, tasks).create({ title });
+          throw new Error('outer failed');
+        },
+        { db: suite.db },
+      );
+      await expect(outer).rejects.toThrow('outer failed');
+      expect(await suite.db.select('select id from tasks where title = ?', [title])).toEqual([]);
+      expect(payloads().filter((p) => p.name === 'tasks.created')).toHaveLength(2); // the related and pre-hooked ones
+    });
+
+    it('keeps a repository’s own create, which may write more than one row, in one transaction', async () => {
+      class TwoProjects extends BaseRepository<Project, Input, Input> {
+        override async create(data: Input): Promise<Row<Project>> {
+          await super.create({ name: `${String(data['name'])}-first` });
+          return super.create(data);
+        }
+      }
+      const taken = `taken-${randomUUID()}`;
+      await projects.create({ name: taken });
+      const service = new BaseService(Project, new TwoProjects(Project, suite.db));
+      await expect(service.create({ name: taken })).rejects.toBeInstanceOf(ConflictError);
+      // The first insert went with the failed second: nothing half-written.
+      expect(await suite.db.select('select id from projects where name = ?', [`${taken}-first`])).toEqual([]);
+    });
+
+    it('gives the connection back after an insert that fails alone, with no event and nothing written', async () => {
+      const taken = `taken-${randomUUID()}`;
+      await projects.create({ name: taken });
+      const failed = await allStatements(() => projects.create({ name: taken }).then(() => 'created', (err: unknown) => err));
+      expect(failed.result).toBeInstanceOf(ConflictError);
+      expect(failed.sent).toEqual([expect.stringMatching(/^insert into .projects. .* returning /)]);
+      // SQLite's pool has one connection: a create that kept it would make every later one wait forever.
+      const next = await projects.create({ name: `after-${randomUUID()}` });
+      expect(payloads().map((p) => [p.name, p.primaryKey])).toEqual([
+        ['projects.created', expect.anything()],
+        ['projects.created', next.id],
+      ]);
+    });
+  });
+
   it('reports ORM writes and compiled inserts of one unit in the order they were made', async () => {
     const name = `p-${randomUUID()}`;
     await UnitOfWork.run(

@@ -147,9 +147,9 @@ export class InsertPlan {
   /**
    * Inserts the row in `uow`'s transaction, queues its `<table>.created` entity event and returns the
    * row as `get` returns it for a caller with `restricted` fields hidden. Constraint violations are
-   * MikroORM's exceptions.
+   * MikroORM's exceptions. `last`: the unit sends nothing after this insert (see `UnitOfWork.query`).
    */
-  async insert(uow: UnitOfWork, values: Readonly<Record<string, unknown>>, restricted: ReadonlySet<string>): Promise<Record<string, unknown>> {
+  async insert(uow: UnitOfWork, values: Readonly<Record<string, unknown>>, restricted: ReadonlySet<string>, options: { last?: boolean } = {}): Promise<Record<string, unknown>> {
     const written: InsertColumn[] = [];
     const params: unknown[] = [];
     let key = '';
@@ -163,7 +163,7 @@ export class InsertPlan {
       params.push(this.toDriverValue(value));
       key += `${column.index},`;
     }
-    const rows = await uow.query(this.statement(key, written), params);
+    const rows = await uow.query(this.statement(key, written), params, options);
     const raw = rows[0]!;
     const pk = this.info.pk;
     const primaryKey = pk.decode ? pk.decode(raw[pk.key]) : raw[pk.key];

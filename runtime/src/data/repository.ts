@@ -105,6 +105,10 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * without ORM hooks; see `InsertPlan.accepts`) is written by one compiled, prepared
    * `INSERT … RETURNING` in the unit of work, which also reports its entity event; anything else goes
    * through MikroORM and is read back.
+   *
+   * When that insert is all the unit does (a unit of its own, or a service's without hooks, and no
+   * related record to check first), it runs without BEGIN and COMMIT: a single statement is atomic by
+   * itself, and on PostgreSQL that saves two round trips (CPU per create 302 → 213 µs, issue #6).
    */
   async create(data: C): Promise<Row<M>> {
     const { plan, insert } = this.state();
@@ -115,7 +119,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
         // A subclass that overrides `flush` sees every create through it, so it keeps the ORM path.
         if (this.flush === BaseRepository.prototype.flush && insert.accepts(values)) {
           try {
-            return (await insert.insert(uow, values, getContext().restrictedFields)) as Row<M>;
+            return (await insert.insert(uow, values, getContext().restrictedFields, { last: true })) as Row<M>;
           } catch (err) {
             throw toConflictError(err, plan.table);
           }
@@ -124,7 +128,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
         await this.flush(uow);
         return this.readBack((entity as unknown as Record<string, Id>)[plan.keyProperty]!);
       },
-      { db: this.db },
+      { db: this.db, lastStatementAlone: true },
     );
   }
 

@@ -2,7 +2,7 @@ import { NotFoundError } from '../errors.js';
 import type { ListParams, ReadOptions, SearchRequest } from '../search/index.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Base, ModelClass } from './base.js';
-import type { BaseRepository, Id, UpdateOptions } from './repository.js';
+import { BaseRepository, type Id, type UpdateOptions } from './repository.js';
 import type { Page, Row } from './types.js';
 
 export interface ServiceOptions<M extends Base, C extends object, U extends object> {
@@ -69,14 +69,21 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   // the write path also pays for each active AsyncLocalStorage store.
 
   create(input: C): Promise<Row<M>> {
-    return this.inUnit(async (uow) => {
-      const pre = this.preCreate(input);
-      const data = (isPromise(pre) ? await pre : pre) ?? input;
-      const row = await this.repository.create(data);
-      const post = this.postCreate(row, uow);
-      if (isPromise(post)) await post;
-      return row;
-    });
+    return this.inUnit(
+      async (uow) => {
+        const pre = this.preCreate(input);
+        const data = (isPromise(pre) ? await pre : pre) ?? input;
+        const row = await this.repository.create(data);
+        const post = this.postCreate(row, uow);
+        if (isPromise(post)) await post;
+        return row;
+      },
+      // Without hooks, and with the repository's own create, the insert is all the unit does: it may
+      // run without BEGIN and COMMIT (see `BaseRepository.create`).
+      this.preCreate === BaseService.prototype.preCreate &&
+        this.postCreate === BaseService.prototype.postCreate &&
+        this.repository.create === BaseRepository.prototype.create,
+    );
   }
 
   update(id: Id, input: U, options: UpdateOptions = {}): Promise<Row<M>> {
@@ -118,8 +125,8 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   /** Runs after the delete, before the commit. */
   protected postDelete(_id: Id, _uow: UnitOfWork): void | Promise<void> {}
 
-  private inUnit<T>(fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
-    return UnitOfWork.run(fn, { db: this.repository.db });
+  private inUnit<T>(fn: (uow: UnitOfWork) => Promise<T>, lastStatementAlone = false): Promise<T> {
+    return UnitOfWork.run(fn, { db: this.repository.db, lastStatementAlone });
   }
 }
 

@@ -177,6 +177,33 @@ export class UnitTransaction {
   async query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
     const conn = this.conn ?? (await this.connection());
     if (this.ended) throw new Error('This unit of work has already ended; run the statement in a new UnitOfWork.run');
+    return this.run<R>(conn, sql, params);
+  }
+
+  /** Whether no statement has been sent: the transaction has not begun, nor ended. */
+  get isUnused(): boolean {
+    return this.opening === undefined && !this.ended;
+  }
+
+  /**
+   * Runs one statement as the whole transaction: on a connection of the pool, without BEGIN and
+   * COMMIT, since the database commits a single statement by itself, all or nothing. The transaction is
+   * over afterwards, whether the statement succeeded or not. Only for a transaction that is unused, and
+   * whose caller sends nothing else (see `UnitOfWork.query`'s `last`).
+   */
+  async queryAlone<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    if (!this.isUnused) throw new Error('queryAlone: the transaction has already sent a statement');
+    this.ended = true;
+    const client = this.baseClient();
+    const conn = await client.acquireConnection();
+    try {
+      return await this.run<R>(conn, sql, params);
+    } finally {
+      void client.releaseConnection(conn);
+    }
+  }
+
+  private async run<R>(conn: unknown, sql: string, params: readonly unknown[]): Promise<R[]> {
     this.report(sql, params);
     try {
       if (this.sqlite) {

@@ -15,6 +15,13 @@ export interface UnitOfWorkOptions {
    * `registerDbEventDispatcher`, else nowhere. Ignored by a nested `run`, which joins the outer unit.
    */
   dispatcher?: Dispatcher;
+  /**
+   * @internal For Core's own create (`BaseRepository.create`): `fn` sends nothing after a statement it
+   * runs with `uow.query(sql, params, { last: true })`. If that statement is also the unit's first, with
+   * nothing pending in `uow.em`, it runs on its own, without BEGIN and COMMIT: one statement is atomic
+   * by itself. Ignored by a nested `run`, which joins the outer unit.
+   */
+  lastStatementAlone?: boolean;
 }
 
 type UnitState = 'open' | 'committed' | 'rolled back';
@@ -62,9 +69,9 @@ const NO_DISPATCHER = new Dispatcher();
  * and Core sends BEGIN and COMMIT itself (prepared once per SQLite connection). `uow.em` is a plain
  * `fork()`, made on first use, whose transaction context is the unit's transaction (see
  * `transaction.ts`), so nothing builds a knex transaction object unless `em.transactional()` asks for
- * a savepoint. A unit
- * that only runs Core's compiled statements (the repositories' single-row create) costs a BEGIN, its
- * statements and a COMMIT; a unit that never touches the database costs no SQL. `fn` runs in one
+ * a savepoint. A unit that only runs Core's compiled statements costs a BEGIN, its statements and a
+ * COMMIT; the unit of a repository's single-row create costs its `INSERT … RETURNING` alone (see
+ * `BaseRepository.create`); a unit that never touches the database costs no SQL. `fn` runs in one
  * AsyncLocalStorage scope, MikroORM's `TransactionContext` (so `orm.em` and `Database.select` inside
  * it use the transaction), which also tells `UnitOfWork.current()` the active unit. Rough measurement
  * on SQLite in memory, CPU time per unit: `em.fork()` + `em.begin()`/`em.commit()` 250 µs; BEGIN,
@@ -84,14 +91,17 @@ export class UnitOfWork {
   /** Set when a nested `run` threw: the unit may no longer commit. */
   private failure: { error: unknown } | undefined;
   private forked: EntityManager | undefined;
+  /** `UnitOfWorkOptions.lastStatementAlone`, of the run that opened this unit. */
+  private readonly lastStatementAlone: boolean;
   /** Receives the entity events of the ORM's flushes in this unit (see `registerDbEventDispatcher`). */
   private readonly sink = (dispatcher: Dispatcher, events: EntityEvent[]): void => {
     this.entityEvents.push({ dispatcher, events });
   };
 
-  private constructor(db: Database, dispatcher: Dispatcher) {
+  private constructor(db: Database, dispatcher: Dispatcher, lastStatementAlone: boolean) {
     this.db = db;
     this.dispatcher = dispatcher;
+    this.lastStatementAlone = lastStatementAlone;
     this.transaction = new UnitTransaction(db);
   }
 
@@ -139,7 +149,7 @@ export class UnitOfWork {
       const db = options.db ?? dbManager.db;
       const outer = UnitOfWork.current();
       if (outer && outer.db === db && outer.state === 'open') return outer.join(fn);
-      return new UnitOfWork(db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER).execute(fn);
+      return new UnitOfWork(db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER, options.lastStatementAlone === true).execute(fn);
     } catch (error) {
       // E.g. no database yet: a rejection, as from an async function.
       return Promise.reject(error);
@@ -159,12 +169,18 @@ export class UnitOfWork {
    * Runs one SQL statement with `?` placeholders on the unit's transaction and returns its rows. It is
    * how Core writes a row without the ORM (see `InsertPlan`); statements are prepared once per SQLite
    * connection. Driver errors are MikroORM's exceptions, as from a flush.
+   *
+   * `last` (internal, with `UnitOfWorkOptions.lastStatementAlone`): nothing follows this statement in
+   * the unit. If it is also the first, it runs without BEGIN and COMMIT, and the unit can send no other.
    */
-  query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<R[]> {
+  query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = [], options: { last?: boolean } = {}): Promise<R[]> {
     try {
       this.assertOpen('query()');
     } catch (error) {
       return Promise.reject(error);
+    }
+    if (options.last && this.lastStatementAlone && this.transaction.isUnused && !this.failure && !(this.forked && hasPendingChanges(this.forked))) {
+      return this.transaction.queryAlone<R>(sql, params);
     }
     return this.transaction.query<R>(sql, params);
   }
