@@ -248,20 +248,41 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       expect(seen).toEqual(['alone, repository', 'alone, service']);
     });
 
-    it('keeps BEGIN and COMMIT when anything else runs in the unit: a related-record check, a hook, an outer unit', async () => {
-      const project = await projects.create({ name: `p-${randomUUID()}` });
-      const related = await allStatements(() => tasks.create({ title: 'related', project_id: project.id }));
-      // The check reads in the transaction (it is reported before the BEGIN its connection sends).
-      expect(related.sent).toEqual([expect.stringMatching(/^select .* from .projects./), ...inTransaction(...insertOnly)]);
-
+    it('sends it alone from a service whose preCreate only changes the input', async () => {
       class PreHooked extends BaseService<Task, Input, Input> {
         protected override preCreate(input: Input): Input {
           return { ...input, description: 'from preCreate' };
         }
       }
       const hooked = await allStatements(() => new PreHooked(Task, tasks).create({ title: 'pre-hooked' }));
-      expect(hooked.sent).toEqual(inTransaction(...insertOnly));
+      expect(hooked.sent).toEqual(insertOnly);
       expect(hooked.result.description).toBe('from preCreate');
+    });
+
+    it('keeps BEGIN and COMMIT when anything else runs in the unit: a related-record check, a postCreate, a write in preCreate, an outer unit', async () => {
+      const project = await projects.create({ name: `p-${randomUUID()}` });
+      const related = await allStatements(() => tasks.create({ title: 'related', project_id: project.id }));
+      // The check reads in the transaction (it is reported before the BEGIN its connection sends).
+      expect(related.sent).toEqual([expect.stringMatching(/^select .* from .projects./), ...inTransaction(...insertOnly)]);
+
+      // A postCreate that only raises an event, as the --template starter's does: it could have written.
+      class PostHooked extends BaseService<Task, Input, Input> {
+        protected override postCreate(row: Row<Task>, uow: UnitOfWork): void {
+          uow.raise(domainEvent('tasks.noted', { id: row.id }));
+        }
+      }
+      expect((await allStatements(() => new PostHooked(Task, tasks).create({ title: 'post-hooked' }))).sent).toEqual(inTransaction(...insertOnly));
+
+      // A preCreate that writes another row: both in one transaction, rolled back together.
+      const projectName = `from-preCreate-${randomUUID()}`;
+      class PreWriting extends BaseService<Task, Input, Input> {
+        protected override async preCreate(input: Input): Promise<Input> {
+          await projects.create({ name: projectName });
+          return { ...input, project_id: randomUUID() }; // no such project: the create fails
+        }
+      }
+      await expect(new PreWriting(Task, tasks).create({ title: 'pre-writing' })).rejects.toThrow();
+      expect(await suite.db.select('select id from projects where name = ?', [projectName])).toEqual([]);
 
       // Joined to an outer unit that fails afterwards: rolled back with it.
       const title = `outer-${randomUUID()}`;
@@ -274,7 +295,7 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       );
       await expect(outer).rejects.toThrow('outer failed');
       expect(await suite.db.select('select id from tasks where title = ?', [title])).toEqual([]);
-      expect(payloads().filter((p) => p.name === 'tasks.created')).toHaveLength(2); // the related and pre-hooked ones
+      expect(payloads().filter((p) => p.name === 'tasks.created')).toHaveLength(2); // the related and post-hooked ones
     });
 
     it('keeps a repository’s own create, which may write more than one row, in one transaction', async () => {

@@ -106,18 +106,20 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * `INSERT … RETURNING` in the unit of work, which also reports its entity event; anything else goes
    * through MikroORM and is read back.
    *
-   * When that insert is all the unit does (a unit of its own, or a service's without hooks, and no
-   * related record to check first), it runs without BEGIN and COMMIT: a single statement is atomic by
-   * itself, and on PostgreSQL that saves two round trips (CPU per create 302 → 213 µs, issue #6).
+   * When that insert is all the unit does (a unit of its own, or a service's without a `postCreate`,
+   * and no related record to check first), it runs without BEGIN and COMMIT: a single statement is
+   * atomic by itself, and on PostgreSQL that saves two round trips (see runtime/src/uow/README.md).
    */
   async create(data: C): Promise<Row<M>> {
     const { plan, insert } = this.state();
     const { values, related } = plan.prepare(data, 'create');
     return UnitOfWork.run(
-      async (uow) => {
+      async (uow, opened) => {
         if (related.length > 0) await this.checkRelated(related);
         // A subclass that overrides `flush` sees every create through it, so it keeps the ORM path.
         if (this.flush === BaseRepository.prototype.flush && insert.accepts(values)) {
+          // In a unit of its own, nothing follows the insert.
+          if (opened) uow.allowLastStatementAlone();
           try {
             return (await insert.insert(uow, values, getContext().restrictedFields, { last: true })) as Row<M>;
           } catch (err) {
@@ -128,7 +130,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
         await this.flush(uow);
         return this.readBack((entity as unknown as Record<string, Id>)[plan.keyProperty]!);
       },
-      { db: this.db, lastStatementAlone: true },
+      { db: this.db },
     );
   }
 

@@ -69,21 +69,19 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   // the write path also pays for each active AsyncLocalStorage store.
 
   create(input: C): Promise<Row<M>> {
-    return this.inUnit(
-      async (uow) => {
-        const pre = this.preCreate(input);
-        const data = (isPromise(pre) ? await pre : pre) ?? input;
-        const row = await this.repository.create(data);
-        const post = this.postCreate(row, uow);
-        if (isPromise(post)) await post;
-        return row;
-      },
-      // Without hooks, and with the repository's own create, the insert is all the unit does: it may
-      // run without BEGIN and COMMIT (see `BaseRepository.create`).
-      this.preCreate === BaseService.prototype.preCreate &&
-        this.postCreate === BaseService.prototype.postCreate &&
-        this.repository.create === BaseRepository.prototype.create,
-    );
+    return this.inUnit(async (uow, opened) => {
+      const pre = this.preCreate(input);
+      const data = (isPromise(pre) ? await pre : pre) ?? input;
+      // Without a postCreate, and with the repository's own create (one row), the insert is the last
+      // thing this unit does: it may run without BEGIN and COMMIT (see `BaseRepository.create`).
+      if (opened && this.postCreate === BaseService.prototype.postCreate && this.repository.create === BaseRepository.prototype.create) {
+        uow.allowLastStatementAlone();
+      }
+      const row = await this.repository.create(data);
+      const post = this.postCreate(row, uow);
+      if (isPromise(post)) await post;
+      return row;
+    });
   }
 
   update(id: Id, input: U, options: UpdateOptions = {}): Promise<Row<M>> {
@@ -125,8 +123,8 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   /** Runs after the delete, before the commit. */
   protected postDelete(_id: Id, _uow: UnitOfWork): void | Promise<void> {}
 
-  private inUnit<T>(fn: (uow: UnitOfWork) => Promise<T>, lastStatementAlone = false): Promise<T> {
-    return UnitOfWork.run(fn, { db: this.repository.db, lastStatementAlone });
+  private inUnit<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T>): Promise<T> {
+    return UnitOfWork.run(fn, { db: this.repository.db });
   }
 }
 

@@ -15,13 +15,6 @@ export interface UnitOfWorkOptions {
    * `registerDbEventDispatcher`, else nowhere. Ignored by a nested `run`, which joins the outer unit.
    */
   dispatcher?: Dispatcher;
-  /**
-   * @internal For Core's own create (`BaseRepository.create`): `fn` sends nothing after a statement it
-   * runs with `uow.query(sql, params, { last: true })`. If that statement is also the unit's first, with
-   * nothing pending in `uow.em`, it runs on its own, without BEGIN and COMMIT: one statement is atomic
-   * by itself. Ignored by a nested `run`, which joins the outer unit.
-   */
-  lastStatementAlone?: boolean;
 }
 
 type UnitState = 'open' | 'committed' | 'rolled back';
@@ -91,17 +84,16 @@ export class UnitOfWork {
   /** Set when a nested `run` threw: the unit may no longer commit. */
   private failure: { error: unknown } | undefined;
   private forked: EntityManager | undefined;
-  /** `UnitOfWorkOptions.lastStatementAlone`, of the run that opened this unit. */
-  private readonly lastStatementAlone: boolean;
+  /** Set by `allowLastStatementAlone`, until a statement uses it. */
+  private lastStatementAlone = false;
   /** Receives the entity events of the ORM's flushes in this unit (see `registerDbEventDispatcher`). */
   private readonly sink = (dispatcher: Dispatcher, events: EntityEvent[]): void => {
     this.entityEvents.push({ dispatcher, events });
   };
 
-  private constructor(db: Database, dispatcher: Dispatcher, lastStatementAlone: boolean) {
+  private constructor(db: Database, dispatcher: Dispatcher) {
     this.db = db;
     this.dispatcher = dispatcher;
-    this.lastStatementAlone = lastStatementAlone;
     this.transaction = new UnitTransaction(db);
   }
 
@@ -142,14 +134,15 @@ export class UnitOfWork {
 
   /**
    * Runs `fn` in a unit of work: joins the active one on the same database, otherwise opens, commits
-   * and publishes a new one. Resolves with `fn`'s result once the events have been delivered.
+   * and publishes a new one. Resolves with `fn`'s result once the events have been delivered. `opened`
+   * tells `fn` which: true for a new unit, false when it joined an outer one.
    */
-  static run<T>(fn: (uow: UnitOfWork) => Promise<T> | T, options: UnitOfWorkOptions = {}): Promise<T> {
+  static run<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T, options: UnitOfWorkOptions = {}): Promise<T> {
     try {
       const db = options.db ?? dbManager.db;
       const outer = UnitOfWork.current();
       if (outer && outer.db === db && outer.state === 'open') return outer.join(fn);
-      return new UnitOfWork(db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER, options.lastStatementAlone === true).execute(fn);
+      return new UnitOfWork(db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER).execute(fn);
     } catch (error) {
       // E.g. no database yet: a rejection, as from an async function.
       return Promise.reject(error);
@@ -170,8 +163,7 @@ export class UnitOfWork {
    * how Core writes a row without the ORM (see `InsertPlan`); statements are prepared once per SQLite
    * connection. Driver errors are MikroORM's exceptions, as from a flush.
    *
-   * `last` (internal, with `UnitOfWorkOptions.lastStatementAlone`): nothing follows this statement in
-   * the unit. If it is also the first, it runs without BEGIN and COMMIT, and the unit can send no other.
+   * `last` (internal): the statement that `allowLastStatementAlone` announced.
    */
   query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = [], options: { last?: boolean } = {}): Promise<R[]> {
     try {
@@ -179,10 +171,22 @@ export class UnitOfWork {
     } catch (error) {
       return Promise.reject(error);
     }
-    if (options.last && this.lastStatementAlone && this.transaction.isUnused && !this.failure && !(this.forked && hasPendingChanges(this.forked))) {
-      return this.transaction.queryAlone<R>(sql, params);
+    if (options.last && this.lastStatementAlone) {
+      this.lastStatementAlone = false;
+      if (this.transaction.isUnused && !this.failure && !(this.forked && hasPendingChanges(this.forked))) return this.transaction.queryAlone<R>(sql, params);
     }
     return this.transaction.query<R>(sql, params);
+  }
+
+  /**
+   * @internal For Core's own create (`BaseRepository.create`, `BaseService.create`), called by the code
+   * that opened the unit (`run`'s `opened`): nothing will follow the next statement sent with
+   * `query(sql, params, { last: true })`. If that statement is also the unit's first, with nothing
+   * pending in `uow.em`, it runs on its own, without BEGIN and COMMIT: one statement is atomic by
+   * itself. The unit can then send no other statement.
+   */
+  allowLastStatementAlone(): void {
+    this.lastStatementAlone = true;
   }
 
   /**
@@ -205,14 +209,14 @@ export class UnitOfWork {
   }
 
   /** A nested `run`: `fn` inside this unit; if it fails, the whole unit will roll back. */
-  private join<T>(fn: (uow: UnitOfWork) => Promise<T> | T): Promise<T> {
+  private join<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): Promise<T> {
     const fail = (error: unknown): never => {
       this.failure ??= { error };
       throw error;
     };
     let result: Promise<T> | T;
     try {
-      result = fn(this);
+      result = fn(this, false);
     } catch (error) {
       this.failure ??= { error };
       return Promise.reject(error);
@@ -222,7 +226,7 @@ export class UnitOfWork {
     return Promise.resolve(result).catch(fail);
   }
 
-  private async execute<T>(fn: (uow: UnitOfWork) => Promise<T> | T): Promise<T> {
+  private async execute<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): Promise<T> {
     let result: T;
     try {
       result = await this.enter(fn);
@@ -255,11 +259,11 @@ export class UnitOfWork {
    * `Database.select` inside it use the transaction. The context's `em` is a getter: the fork happens
    * when something reads it, not for every unit.
    */
-  private enter<T>(fn: (uow: UnitOfWork) => Promise<T> | T): Promise<T> | T {
-    if (!transactionStorage) return TransactionContext.create(this.em, () => fn(this));
+  private enter<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): Promise<T> | T {
+    if (!transactionStorage) return TransactionContext.create(this.em, () => fn(this, true));
     const context = new LazyTransactionContext(this) as unknown as TransactionContext;
     units.set(context, this);
-    return transactionStorage.run(context, () => fn(this));
+    return transactionStorage.run(context, () => fn(this, true));
   }
 
   /** Delivers the events of a committed unit. The dispatcher never throws: a failing handler is logged. */
