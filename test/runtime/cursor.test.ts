@@ -87,6 +87,29 @@ describe('CursorCodec', () => {
       }
     });
 
+    it('accepts no other string one character away: every substitution, insertion and deletion is refused', () => {
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const strays = '=+/ .%\n\u00e9\u0100';
+      for (const good of [cursor, codec.encode({ binding: 'b1', values: ['x'] }), codec.encode({ binding: 'b1', values: ['xy'] })]) {
+        const near = new Set<string>();
+        for (let i = 0; i <= good.length; i++) {
+          for (const char of alphabet + strays) {
+            if (i < good.length) near.add(good.slice(0, i) + char + good.slice(i + 1));
+            near.add(good.slice(0, i) + char + good.slice(i));
+          }
+          if (i < good.length) near.add(good.slice(0, i) + good.slice(i + 1));
+        }
+        near.delete(good);
+        let refused = 0;
+        for (const token of near) {
+          expect(() => codec.decode(token, 'cursor'), JSON.stringify(token)).toThrow(/not valid/);
+          refused++;
+        }
+        expect(refused).toBeGreaterThan(good.length * 70);
+        expect(codec.decode(good, 'cursor').binding).toBe('b1');
+      }
+    });
+
     it('refuses a cursor signed with another secret', () => {
       const other = CursorCodec.forSecret('another-secret-0123456789abcdefghij').encode(payload);
       expect(() => codec.decode(other, 'cursor')).toThrow(/not valid/);
