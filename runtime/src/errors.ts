@@ -8,11 +8,15 @@ export const ERROR_CODES = {
   UNAUTHENTICATED: { status: 401, message: 'Missing, invalid or expired credentials.' },
   FORBIDDEN: { status: 403, message: 'You are not allowed to do this.' },
   NOT_FOUND: { status: 404, message: 'Not found.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed here; see the Allow header.' },
   CONFLICT: { status: 409, message: 'The request conflicts with existing data.' },
+  PRECONDITION_FAILED: { status: 412, message: 'The record changed since you read it; read it again.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  URI_TOO_LONG: { status: 414, message: 'The URL or one of its parameters is too long.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
   VALIDATION_ERROR: { status: 422, message: 'The request is not valid.' },
   INTERNAL_ERROR: { status: 500, message: 'Internal server error.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'A service the request needs is unavailable; try again later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -69,6 +73,24 @@ export class NotFoundError extends AppException {
 export class ConflictError extends AppException {
   constructor(message: string = ERROR_CODES.CONFLICT.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
     super('CONFLICT', message, details, options);
+  }
+}
+
+/** 412: an `If-Match` validator no longer matches the record; nothing was written. */
+export class PreconditionFailedError extends AppException {
+  constructor(message: string = ERROR_CODES.PRECONDITION_FAILED.message, details: ErrorDetail[] = []) {
+    super('PRECONDITION_FAILED', message, details);
+  }
+}
+
+/** 503: a dependency (database pool, identity provider keys) cannot serve the request now. */
+export class ServiceUnavailableError extends AppException {
+  /** Seconds a client should wait before trying again, sent as `Retry-After` when known. */
+  readonly retryAfter: number | undefined;
+
+  constructor(message: string = ERROR_CODES.SERVICE_UNAVAILABLE.message, details: ErrorDetail[] = [], retryAfter?: number) {
+    super('SERVICE_UNAVAILABLE', message, details);
+    this.retryAfter = retryAfter;
   }
 }
 
