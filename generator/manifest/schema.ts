@@ -83,11 +83,11 @@ export const ManifestSchema = Type.Object(
           default_limit: Type.Optional(Type.Integer({ minimum: 1 })),
           max_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, description: 'List and search page sizes: default_limit (default 50) and max_limit (default 500)' },
       ),
     ),
     fields: Type.Record(identifier('Field name'), FieldSchema, { description: 'Columns, by wire name' }),
-    relations: Type.Optional(Type.Record(identifier('Relation name'), RelationSchema)),
+    relations: Type.Optional(Type.Record(identifier('Relation name'), RelationSchema, { description: 'Relations to other resources, by name' })),
   },
   { additionalProperties: false },
 );
