@@ -1,6 +1,6 @@
 /**
- * What every part of the bench agrees on: the data set, the tokens' secret, the search request and the
- * load shape. Changing a value here changes it for all three servers at once.
+ * What every part of the bench agrees on: the data set, the tokens' secret, the search request, the
+ * load shape and the servers. Changing a value here changes it for every server at once.
  */
 import { fileURLToPath } from 'node:url';
 
@@ -30,6 +30,12 @@ export const PG_ADMIN_URLS: readonly string[] = (() => {
 
 /** Rows in the seeded `tasks` table. */
 export const ROW_COUNT = 100_000;
+
+/** Rows in `projects`: the many-to-one side of every task (about 100 tasks each, 10% of tasks have none). */
+export const PROJECT_COUNT = 1_000;
+
+/** Distinct ids the by-id endpoints cycle through (every 100th task), and distinct tokens of `by_id_many_tokens`. */
+export const SAMPLE_COUNT = 1_000;
 
 /** The deep pages start after this many rows (keyset) or skip this many (offset). */
 export const DEPTH = 90_000;
@@ -68,5 +74,31 @@ export const SEARCH_BODY = {
 /** Body of the create endpoint (the same for every request; titles are not unique). */
 export const CREATE_BODY = { title: 'Benchmark task', description: 'created by npm run bench', priority: 'high', assignee_email: 'bench@example.com' };
 
-export type ServerName = 'raw' | 'mikro' | 'core';
-export const SERVER_NAMES: readonly ServerName[] = ['raw', 'mikro', 'core'];
+/**
+ * The servers, each in its own process on its own copy of the data:
+ * - `core`: the CLI-generated project at the comparison's log level (`COMPARISON_LOG_LEVEL`);
+ * - `core_info`: the same bundle at its production default (info: one JSON line per request);
+ * - `floor`: Fastify 5 + the driver's prepared statements, the same routes and validation, no auth, no
+ *   logging: what this stack costs with nothing on top (the reference of every "× floor");
+ * - `platformatic`: Platformatic DB 2.61.0 serving the same tables (installed on demand, see peers.ts);
+ * - `raw`: the floor's code plus a JWT check, the policies and the Vary header (authenticated floor);
+ * - `mikro`: hand-written Fastify + MikroORM, the same auth as `raw`.
+ */
+export type ServerName = 'core' | 'core_info' | 'floor' | 'platformatic' | 'raw' | 'mikro';
+export const SERVER_NAMES: readonly ServerName[] = ['core', 'core_info', 'floor', 'platformatic', 'raw', 'mikro'];
+
+/** The servers that do not authenticate: a restricted role or a thousand tokens mean nothing to them. */
+export const UNAUTHENTICATED: ReadonlySet<ServerName> = new Set(['floor', 'platformatic']);
+
+/** What the table calls each server. */
+export const SERVER_LABELS: Record<ServerName, string> = {
+  core: 'Core',
+  core_info: 'Core, log level info',
+  floor: 'floor',
+  platformatic: 'Platformatic DB',
+  raw: 'raw + JWT',
+  mikro: 'MikroORM + JWT',
+};
+
+/** Every server logs at this level during the comparison (none writes a line per request at it). */
+export const COMPARISON_LOG_LEVEL = 'warn';

@@ -1,9 +1,13 @@
 /**
- * One autocannon run against one server: `CONNECTIONS` keep-alive connections, no pipelining, for a
- * fixed duration. req/s counts only responses with the expected 2xx status, over the measured time.
+ * Load: `CONNECTIONS` keep-alive connections, no pipelining, for a fixed duration, from autocannon in
+ * a process of its own (load-worker.ts, bundled like the servers and started once per bench run).
+ * req/s counts only responses with the expected 2xx status, over the measured time.
  */
-import autocannon from 'autocannon';
-import { CONNECTIONS } from './config.js';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { BUILD_DIR, CONNECTIONS, ROOT, type ServerName } from './config.js';
 import type { Endpoint, EndpointInputs } from './endpoints.js';
 
 export interface LoadResult {
@@ -18,36 +22,99 @@ export interface LoadResult {
   failures: number;
 }
 
-export function requestHeaders(endpoint: Endpoint, token: string): Record<string, string> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (endpoint.body !== undefined) headers['content-type'] = 'application/json';
-  return headers;
+export interface LoadRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
 }
 
-export async function runLoad(
-  baseUrl: string,
-  endpoint: Endpoint,
-  inputs: EndpointInputs,
-  token: string,
-  durationSeconds: number,
-): Promise<LoadResult> {
-  const result = await autocannon({
-    url: baseUrl + endpoint.path(inputs),
-    method: endpoint.method,
-    headers: requestHeaders(endpoint, token),
-    ...(endpoint.body !== undefined ? { body: JSON.stringify(endpoint.body) } : {}),
-    connections: CONNECTIONS,
-    pipelining: 1,
-    duration: durationSeconds,
-    timeout: 10,
+/** One run, as sent to the load generator's process. */
+export interface LoadRun {
+  baseUrl: string;
+  requests: LoadRequest[];
+  connections: number;
+  seconds: number;
+}
+
+/** The tokens the endpoints send: one per role, and `SAMPLE_COUNT` distinct admin tokens. */
+export interface Tokens {
+  admin: string;
+  viewer: string;
+  many: readonly string[];
+}
+
+/**
+ * The requests `server` gets for `endpoint`, cycled by every connection: the endpoint's paths (or
+ * Platformatic DB's spelling of them), each with its token. Every server gets the same headers, the
+ * unauthenticated ones included, so each parses the same bytes.
+ */
+export function requestsFor(endpoint: Endpoint, server: ServerName, inputs: EndpointInputs, tokens: Tokens): LoadRequest[] {
+  const peer = server === 'platformatic' ? endpoint.platformatic : undefined;
+  if (server === 'platformatic' && !peer) throw new Error(`Platformatic DB does not serve ${endpoint.name}`);
+  const method = peer?.method ?? endpoint.method;
+  const paths = (peer ?? endpoint).paths(inputs);
+  const body = peer ? peer.body : endpoint.body;
+  const tokenList = endpoint.manyTokens ? tokens.many : [tokens[endpoint.role]];
+  const count = Math.max(paths.length, tokenList.length);
+  return Array.from({ length: count }, (_, i) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${tokenList[i % tokenList.length]!}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return { method, path: paths[i % paths.length]!, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) };
   });
-  const seconds = result.duration > 0 ? result.duration : durationSeconds;
-  return {
-    rps: result['2xx'] / seconds,
-    seconds,
-    responses: result['2xx'],
-    p99Ms: result.latency.p99,
-    p50Ms: result.latency.p50,
-    failures: result.non2xx + result.errors + result.timeouts,
-  };
+}
+
+type Reply = { ok: true; result: LoadResult } | { ok: false; error: string };
+
+/** The load generator's process; one run at a time. */
+export class LoadGenerator {
+  private pending: { resolve(r: LoadResult): void; reject(e: Error): void } | undefined;
+
+  private constructor(private readonly child: ChildProcess) {
+    child.on('message', (reply: Reply) => {
+      const pending = this.pending;
+      this.pending = undefined;
+      if (reply.ok) pending?.resolve(reply.result);
+      else pending?.reject(new Error(`load generator: ${reply.error}`));
+    });
+    child.once('exit', (code) => {
+      this.pending?.reject(new Error(`the load generator exited (code ${code})`));
+      this.pending = undefined;
+    });
+  }
+
+  /** Bundles load-worker.ts (autocannon stays external, from the repository's node_modules) and starts it. */
+  static async start(): Promise<LoadGenerator> {
+    const dir = join(BUILD_DIR, 'load');
+    mkdirSync(dir, { recursive: true });
+    const entry = join(dir, 'load-worker.mjs');
+    await build({
+      entryPoints: [join(ROOT, 'bench/lib/load-worker.ts')],
+      outfile: entry,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      external: ['autocannon'],
+      tsconfig: join(ROOT, 'tsconfig.json'),
+      logLevel: 'error',
+    });
+    return new LoadGenerator(fork(entry, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  }
+
+  /** `seconds` of load on `baseUrl` with `requests`. */
+  run(baseUrl: string, requests: LoadRequest[], seconds: number): Promise<LoadResult> {
+    if (this.pending) throw new Error('the load generator runs one load at a time');
+    return new Promise<LoadResult>((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.child.send({ baseUrl, requests, connections: CONNECTIONS, seconds } satisfies LoadRun);
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGTERM');
+    await exited;
+  }
 }

@@ -1,10 +1,10 @@
 /**
  * `npm run bench -- --profile`: CPU profiles of the Core server under load on SQLite, one fresh process
- * per endpoint (GET by id, list, keyset page, search, create, or those `--only` names), with the raw
- * server profiled the same way as the floor.
+ * per endpoint (GET by id, list, keyset page, search, create, or those `--only` names), with the floor
+ * server (no auth, no logging) profiled the same way.
  *
  * Each server runs with `node --cpu-prof` (500 µs sampling) and a preload that turns SIGTERM into a
- * normal exit so the profile is written. After a warm-up, one autocannon run is the measured window;
+ * normal exit so the profile is written. After a warm-up, one load run is the measured window;
  * only samples inside it count (V8's profile clock and `process.hrtime` are both CLOCK_MONOTONIC).
  * Output: a per-layer table and the top self-time functions per endpoint, in CPU µs per request, and
  * bench/results/profile-summary.json; the raw `.cpuprofile` files stay in bench/results/profiles/
@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { BUILD_DIR, RESULTS_DIR } from './config.js';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { deepCursorPath, ENDPOINTS, type Endpoint } from './endpoints.js';
-import { runLoad } from './load.js';
+import { requestsFor, type LoadGenerator, type Tokens } from './load.js';
 import { startServer, type ServerSpec } from './servers.js';
 
 /** Profiled unless `--only` names others. */
@@ -35,7 +35,16 @@ interface ProfiledRun {
   summary: ProfileSummary;
 }
 
-async function profileOne(spec: ServerSpec, endpoint: Endpoint, seedDb: string, workDir: string, sampleId: string, token: string, options: { duration: number; warmup: number }): Promise<ProfiledRun> {
+interface ProfileContext {
+  seedDb: string;
+  workDir: string;
+  sampleIds: readonly string[];
+  tokens: Tokens;
+  load: LoadGenerator;
+  options: { duration: number; warmup: number };
+}
+
+async function profileOne(spec: ServerSpec, endpoint: Endpoint, { seedDb, workDir, sampleIds, tokens, load, options }: ProfileContext): Promise<ProfiledRun> {
   const dbPath = join(workDir, `profile-${spec.name}-${endpoint.name}.db`);
   copyFileSync(seedDb, dbPath);
   const file = `${spec.name}-${endpoint.name}.cpuprofile`;
@@ -46,11 +55,12 @@ async function profileOne(spec: ServerSpec, endpoint: Endpoint, seedDb: string, 
   });
   try {
     // The keyset page needs this server's own cursor after row 90,000 (one request before the warm-up).
-    const res = await fetch(server.baseUrl + deepCursorPath(), { headers: { authorization: `Bearer ${token}` } });
-    const inputs = { sampleId, deepCursor: ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor };
-    await runLoad(server.baseUrl, endpoint, inputs, token, options.warmup);
+    const res = await fetch(server.baseUrl + deepCursorPath(), { headers: { authorization: `Bearer ${tokens.admin}` } });
+    const inputs = { database: 'sqlite' as const, sampleIds, deepCursor: ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor };
+    const cycle = requestsFor(endpoint, spec.name, inputs, tokens);
+    await load.run(server.baseUrl, cycle, options.warmup);
     const startUs = Number(process.hrtime.bigint() / 1000n);
-    const result = await runLoad(server.baseUrl, endpoint, inputs, token, options.duration);
+    const result = await load.run(server.baseUrl, cycle, options.duration);
     const endUs = Number(process.hrtime.bigint() / 1000n);
     await server.stop();
     const path = join(PROFILE_DIR, file);
@@ -79,7 +89,7 @@ function print(run: ProfiledRun, floor: ProfiledRun | undefined): void {
   const perReq = (ms: number): string => ((ms * 1000) / run.requests).toFixed(1).padStart(7);
   const out = process.stdout;
   out.write(`\n=== ${run.server} ${run.endpoint}: ${run.rps.toLocaleString('en-US')} req/s, ${run.cpuUsPerRequest} CPU µs/request`);
-  out.write(floor ? ` (raw: ${floor.cpuUsPerRequest} µs/request at ${floor.rps.toLocaleString('en-US')} req/s)\n` : '\n');
+  out.write(floor ? ` (floor: ${floor.cpuUsPerRequest} µs/request at ${floor.rps.toLocaleString('en-US')} req/s)\n` : '\n');
   out.write('  layer                                                     µs/req   share\n');
   for (const l of run.summary.byLayer) out.write(`  ${l.layer.padEnd(56)} ${perReq(l.ms)}  ${String(l.pct).padStart(5)}%\n`);
   out.write('  top self time                                              µs/req   share  layer\n');
@@ -90,19 +100,21 @@ function print(run: ProfiledRun, floor: ProfiledRun | undefined): void {
 
 export async function runProfiles(
   core: ServerSpec,
-  raw: ServerSpec,
+  floorSpec: ServerSpec,
   seedDb: string,
   workDir: string,
-  sampleId: string,
-  tokens: Record<'admin' | 'viewer', string>,
+  sampleIds: readonly string[],
+  tokens: Tokens,
+  load: LoadGenerator,
   options: { duration: number; warmup: number; only?: ReadonlySet<string> | null },
 ): Promise<void> {
   mkdirSync(PROFILE_DIR, { recursive: true });
   const runs: ProfiledRun[] = [];
+  const context = { seedDb, workDir, sampleIds, tokens, load, options };
   for (const name of options.only ? [...options.only] : PROFILED) {
     const endpoint = ENDPOINTS.find((e) => e.name === name)!;
-    const floor = await profileOne(raw, endpoint, seedDb, workDir, sampleId, tokens[endpoint.role], options);
-    const run = await profileOne(core, endpoint, seedDb, workDir, sampleId, tokens[endpoint.role], options);
+    const floor = await profileOne(floorSpec, endpoint, context);
+    const run = await profileOne(core, endpoint, context);
     runs.push(floor, run);
     print(run, floor);
     print(floor, undefined);

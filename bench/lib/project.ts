@@ -3,12 +3,15 @@
  *
  *   core init benchapp --no-install
  *   core startapp tasks --template --no-migration      the task app, registered in src/main.ts
- *   (the manifest replaced by fixtures/specs/tasks.resource.json, policies by the fixture's)
+ *   core startapp projects --no-migration               the two apps the include endpoints embed
+ *   core startapp comments --no-migration
+ *   (the manifests replaced by bench/specs/*.resource.json, the policies by the fixture's)
  *   core generate --no-migration
  *
- * The manifest and the policies are the fixture's so the project serves exactly the routes, fields and
- * roles the baselines implement, whatever the `--template` starter becomes; they are what a user edits.
- * Today both are identical to what the CLI writes, and `core generate` reports every file unchanged.
+ * The task manifest is the `--template` starter's (fixtures/specs/tasks.resource.json) plus two
+ * relations: `project` (many-to-one, so every task row carries `project_id`) and `comments` (one-to-many).
+ * The manifests and the policies are the bench's so the project serves exactly the routes, fields and
+ * roles the other servers implement; they are what a user edits.
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,8 @@ import { POLICIES_PATH, ROOT } from './config.js';
 
 const run = promisify(execFile);
 const CORE_BIN = join(ROOT, 'generator/bin/core.js');
-const MANIFEST = join(ROOT, 'fixtures/specs/tasks.resource.json');
+/** The apps, in the order `startapp` adds them; their manifests are bench/specs/<app>.resource.json. */
+export const APPS = ['tasks', 'projects', 'comments'] as const;
 
 /** The project's folder name; cpu-profile.ts recognises the app's own files by it. */
 export const PROJECT_NAME = 'benchapp';
@@ -41,11 +45,14 @@ export async function generateCoreProject(workDir: string): Promise<string> {
   // a hash of runtime/src); the bench itself bundles runtime/src directly and never installs it.
   await core(['init', PROJECT_NAME, '--no-install'], workDir);
   await core(['startapp', 'tasks', '--template', '--no-migration'], project);
+  for (const app of APPS.slice(1)) await core(['startapp', app, '--no-migration'], project);
 
-  const manifestPath = join(project, 'src/apps/tasks/tasks.resource.json');
-  const { $schema } = JSON.parse(readFileSync(manifestPath, 'utf8')) as { $schema?: string };
-  const manifest = JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, unknown>;
-  writeFileSync(manifestPath, `${JSON.stringify($schema ? { $schema, ...manifest } : manifest, null, 2)}\n`);
+  for (const app of APPS) {
+    const manifestPath = join(project, `src/apps/${app}/${app}.resource.json`);
+    const { $schema } = JSON.parse(readFileSync(manifestPath, 'utf8')) as { $schema?: string };
+    const manifest = JSON.parse(readFileSync(join(ROOT, `bench/specs/${app}.resource.json`), 'utf8')) as Record<string, unknown>;
+    writeFileSync(manifestPath, `${JSON.stringify($schema ? { $schema, ...manifest } : manifest, null, 2)}\n`);
+  }
   copyFileSync(POLICIES_PATH, join(project, 'src/policies.json'));
 
   await core(['generate', '--no-migration'], project);

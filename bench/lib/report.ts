@@ -2,44 +2,54 @@
  * Turns the interleaved runs into the table and `latest.json`.
  *
  * req/s per server is the median over repetitions. Ratios are the median of the per-repetition ratios:
- * the three servers of one repetition ran back to back, so their ratio cancels most of the noise from
- * other work on the machine; a ratio therefore need not equal the quotient of the printed medians.
+ * the servers of one repetition ran in the same stretch of time, so their ratio cancels most of the
+ * noise from other work on the machine; a ratio therefore need not equal the quotient of the printed
+ * medians. "× floor" and "× Platformatic" divide by that peer's req/s on the same request, or, for a
+ * request whose only difference is the caller (a restricted role, a thousand tokens), on the endpoint
+ * it stands for (`peerEndpoint`): the peers do not authenticate.
  */
-import type { ServerName } from './config.js';
-import { ENDPOINTS } from './endpoints.js';
+import { SERVER_LABELS, SERVER_NAMES, type ServerName } from './config.js';
+import { ENDPOINTS, type Endpoint } from './endpoints.js';
 import type { LoadResult } from './load.js';
 
 export interface Sample extends LoadResult {
   rep: number;
   server: ServerName;
   endpoint: string;
-  /** Core server RSS right after the run (MB); null for the baselines. */
+  /** The server's RSS right after the run (MB). */
   rssMb: number | null;
   /** The server process's CPU time per 2xx response during the run (µs); null where /proc is unreadable. */
   cpuUs: number | null;
 }
 
-export interface EndpointSummary {
-  core_rps: number;
-  raw_rps: number;
-  mikro_rps: number;
-  ratio_raw: number;
-  ratio_mikro: number;
+/** One server's figures on one endpoint. */
+export interface ServerLine {
+  rps: number;
+  ratio_floor: number | null;
+  ratio_platformatic: number | null;
+  /** Server process CPU µs per response, median over repetitions (PostgreSQL's own work not included). */
+  cpu_us: number | null;
   p99_ms: number;
-  raw_p99_ms: number;
-  mikro_p99_ms: number;
+  failures: number;
+}
+
+/** latest.json's `endpoints.<name>`: Core (at the comparison's log level) against the peers, then every line. */
+export interface EndpointSummary {
+  core_rps: number | null;
+  floor_rps: number | null;
+  platformatic_rps: number | null;
+  ratio_floor: number | null;
+  ratio_platformatic: number | null;
+  core_cpu_us: number | null;
+  floor_cpu_us: number | null;
+  platformatic_cpu_us: number | null;
+  /** Core's p99 latency (ms). */
+  p99_ms: number | null;
+  /** Core's highest RSS after a slice of this endpoint (MB). */
   rss_mb: number | null;
   failures: number;
-  /** Server process CPU µs per response, medians over repetitions (PostgreSQL's own work not included). */
-  core_cpu_us: number | null;
-  raw_cpu_us: number | null;
-  mikro_cpu_us: number | null;
-  /**
-   * Median over repetitions of raw's CPU per response ÷ Core's: "× raw" by CPU instead of req/s. It does
-   * not depend on how much of the 2 cores the load generator and the neighbours left to the server, so
-   * it moves far less between runs than `ratio_raw`.
-   */
-  cpu_ratio_raw: number | null;
+  /** Every server that ran this endpoint (the peers' figures here are on the endpoint they stand in with). */
+  servers: Partial<Record<ServerName, ServerLine>>;
 }
 
 export interface TargetCheck {
@@ -51,11 +61,11 @@ export interface TargetCheck {
   range?: [number, number];
 }
 
-/** The PostgreSQL part of latest.json: the same endpoint keys as SQLite's, `raw_rps` being the raw `pg` baseline. */
+/** The PostgreSQL part of latest.json: the same endpoint keys as SQLite's. */
 export interface PostgresResults {
   endpoints: Record<string, EndpointSummary>;
   peak_rss_mb: number | null;
-  /** The ratio and RSS goals, evaluated on PostgreSQL for information (the issue states them for SQLite). */
+  /** The ratio and RSS goals, evaluated on PostgreSQL for information (they are stated for SQLite). */
   targets: TargetCheck[];
   run: Record<string, unknown>;
 }
@@ -83,11 +93,9 @@ export function median(values: readonly number[]): number {
 }
 
 const round = (n: number, digits: number): number => (Number.isFinite(n) ? Number(n.toFixed(digits)) : n);
+const orNull = (n: number, digits: number): number | null => (Number.isFinite(n) ? round(n, digits) : null);
 
-/**
- * `valueIn(that repetition's samples)` for each repetition; repetitions where it is undefined (a sample
- * missing, a zero) are left out. Every ratio in the report is the median of these.
- */
+/** `valueIn(that repetition's samples)` for each repetition; repetitions where it is undefined are left out. */
 function valuesOverReps(samples: readonly Sample[], valueIn: (rep: readonly Sample[]) => number | undefined): number[] {
   const byRep = new Map<number, Sample[]>();
   for (const s of samples) {
@@ -103,88 +111,85 @@ function valuesOverReps(samples: readonly Sample[], valueIn: (rep: readonly Samp
   return values;
 }
 
-function medianOverReps(samples: readonly Sample[], valueIn: (rep: readonly Sample[]) => number | undefined): number {
-  return median(valuesOverReps(samples, valueIn));
-}
-
 /** The req/s of `server` on `endpoint` in one repetition's samples, if it served any. */
 function rpsIn(rep: readonly Sample[], server: ServerName, endpoint: string): number | undefined {
   const rps = rep.find((s) => s.server === server && s.endpoint === endpoint)?.rps;
   return rps ? rps : undefined;
 }
 
-/** `num(rep) / den(rep)` in each repetition. */
-function ratiosOf(samples: readonly Sample[], num: (s: Sample) => boolean, den: (s: Sample) => boolean): number[] {
+/** `server` on `endpoint` ÷ `peer` on the endpoint it is compared with, per repetition. */
+function peerRatios(samples: readonly Sample[], server: ServerName, endpoint: Endpoint, peer: ServerName): number[] {
+  const peerEndpoint = endpoint.peerEndpoint ?? endpoint.name;
   return valuesOverReps(samples, (rep) => {
-    const a = rep.find(num);
-    const b = rep.find(den);
-    return a && b && b.rps > 0 ? a.rps / b.rps : undefined;
+    const [mine, theirs] = [rpsIn(rep, server, endpoint.name), rpsIn(rep, peer, peerEndpoint)];
+    return mine && theirs ? mine / theirs : undefined;
   });
 }
 
-/**
- * (Core ÷ raw on `num`) ÷ (Core ÷ raw on `den`) in each repetition: the issue's "≥ 0.95× the
- * unrestricted figure", where the figure is the × raw ratio. Dividing by raw in the same repetition
- * takes out the machine's drift between two endpoints measured a minute apart, which on 2 shared cores
- * moved Core's own req/s ratio between runs by ±15% while its CPU time per request stayed equal.
- */
-function relativeRatiosOf(samples: readonly Sample[], num: string, den: string): number[] {
+/** `server` on `num` ÷ the same server on `den`, per repetition (restricted ÷ unrestricted, deep ÷ first page). */
+function selfRatios(samples: readonly Sample[], server: ServerName, num: string, den: string): number[] {
   return valuesOverReps(samples, (rep) => {
-    const [coreNum, rawNum, coreDen, rawDen] = [rpsIn(rep, 'core', num), rpsIn(rep, 'raw', num), rpsIn(rep, 'core', den), rpsIn(rep, 'raw', den)];
-    return coreNum && rawNum && coreDen && rawDen ? coreNum / rawNum / (coreDen / rawDen) : undefined;
+    const [a, b] = [rpsIn(rep, server, num), rpsIn(rep, server, den)];
+    return a && b ? a / b : undefined;
   });
 }
 
-/** Median CPU µs per response of some samples, or null when none was measured. */
 function cpuOf(samples: readonly Sample[]): number | null {
   const values = samples.map((s) => s.cpuUs).filter((v): v is number => v !== null);
   return values.length ? round(median(values), 0) : null;
 }
 
-/** Median over repetitions of raw's CPU per response ÷ Core's (higher is better for Core, like req/s ratios). */
-function cpuRatioOf(samples: readonly Sample[]): number | null {
-  const ratio = medianOverReps(samples, (rep) => {
-    const core = rep.find((s) => s.server === 'core')?.cpuUs;
-    const raw = rep.find((s) => s.server === 'raw')?.cpuUs;
-    return core && raw ? raw / core : undefined;
-  });
-  return Number.isNaN(ratio) ? null : round(ratio, 3);
-}
-
+/** One line per server per endpoint, and Core's figures against the peers on top. */
 export function summarize(samples: readonly Sample[]): Record<string, EndpointSummary> {
   const out: Record<string, EndpointSummary> = {};
   for (const endpoint of ENDPOINTS) {
-    const of = (server: ServerName) => samples.filter((s) => s.endpoint === endpoint.name && s.server === server);
-    if (of('core').length === 0) continue;
     const mine = samples.filter((s) => s.endpoint === endpoint.name);
-    const rss = of('core').map((s) => s.rssMb).filter((v): v is number => v !== null);
+    if (mine.length === 0) continue;
+    const servers: Partial<Record<ServerName, ServerLine>> = {};
+    for (const server of SERVER_NAMES) {
+      const of = mine.filter((s) => s.server === server);
+      if (of.length === 0) continue;
+      servers[server] = {
+        rps: round(median(of.map((s) => s.rps)), 0),
+        ratio_floor: server === 'floor' ? 1 : orNull(median(peerRatios(samples, server, endpoint, 'floor')), 3),
+        ratio_platformatic: server === 'platformatic' ? 1 : orNull(median(peerRatios(samples, server, endpoint, 'platformatic')), 3),
+        cpu_us: cpuOf(of),
+        p99_ms: round(median(of.map((s) => s.p99Ms)), 1),
+        failures: of.reduce((n, s) => n + s.failures, 0),
+      };
+    }
+    // The peers' figures on the endpoint they stand in with (their own line where they ran this one).
+    const peerFigures = (peer: ServerName): { rps: number; cpu_us: number | null } | undefined => {
+      const on = samples.filter((s) => s.endpoint === (endpoint.peerEndpoint ?? endpoint.name) && s.server === peer);
+      return on.length ? { rps: round(median(on.map((s) => s.rps)), 0), cpu_us: cpuOf(on) } : undefined;
+    };
+    const [core, floor, platformatic] = [servers.core, peerFigures('floor'), peerFigures('platformatic')];
+    const rss = mine.filter((s) => s.server === 'core').map((s) => s.rssMb).filter((v): v is number => v !== null);
     out[endpoint.name] = {
-      core_rps: round(median(of('core').map((s) => s.rps)), 0),
-      raw_rps: round(median(of('raw').map((s) => s.rps)), 0),
-      mikro_rps: round(median(of('mikro').map((s) => s.rps)), 0),
-      ratio_raw: round(median(ratiosOf(mine, (s) => s.server === 'core', (s) => s.server === 'raw')), 3),
-      ratio_mikro: round(median(ratiosOf(mine, (s) => s.server === 'core', (s) => s.server === 'mikro')), 3),
-      p99_ms: round(median(of('core').map((s) => s.p99Ms)), 1),
-      raw_p99_ms: round(median(of('raw').map((s) => s.p99Ms)), 1),
-      mikro_p99_ms: round(median(of('mikro').map((s) => s.p99Ms)), 1),
+      core_rps: core?.rps ?? null,
+      floor_rps: floor?.rps ?? null,
+      platformatic_rps: platformatic?.rps ?? null,
+      ratio_floor: core?.ratio_floor ?? null,
+      ratio_platformatic: core?.ratio_platformatic ?? null,
+      core_cpu_us: core?.cpu_us ?? null,
+      floor_cpu_us: floor?.cpu_us ?? null,
+      platformatic_cpu_us: platformatic?.cpu_us ?? null,
+      p99_ms: core?.p99_ms ?? null,
       rss_mb: rss.length ? round(Math.max(...rss), 1) : null,
       failures: mine.reduce((n, s) => n + s.failures, 0),
-      core_cpu_us: cpuOf(of('core')),
-      raw_cpu_us: cpuOf(of('raw')),
-      mikro_cpu_us: cpuOf(of('mikro')),
-      cpu_ratio_raw: cpuRatioOf(mine),
+      servers,
     };
   }
   return out;
 }
 
-/** The issue's goals, evaluated. Core-vs-Core ratios (restricted, depth) use the same per-repetition method. */
+/** The goals, evaluated on Core at the comparison's log level. */
 export function checkTargets(
   samples: readonly Sample[],
   summary: Record<string, EndpointSummary>,
   coldStartMs: number | null,
   peakRssMb: number | null,
-  generator?: { generate_30_ms: number; startapp_ms: number },
+  generator?: { generate_30_ms: number },
 ): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const atLeast = (target: string, value: number | undefined | null, goal: number, unit = '×') =>
@@ -196,19 +201,27 @@ export function checkTargets(
   };
   const atMost = (target: string, value: number | null, goal: number, unit: string) =>
     checks.push({ target, value, goal: `≤ ${goal} ${unit}`, met: value === null ? null : value <= goal });
-  const core = (name: string) => (s: Sample) => s.server === 'core' && s.endpoint === name;
-  const coreOnly = samples.filter((s) => s.server === 'core');
+  const endpoint = (name: string): Endpoint => ENDPOINTS.find((e) => e.name === name)!;
+  const vsPeer = (target: string, name: string, peer: ServerName, goal: number) => {
+    if (summary[name]) atLeastOverReps(target, peerRatios(samples, 'core', endpoint(name), peer), goal);
+  };
 
-  atLeast('GET by id × raw', summary['by_id']?.ratio_raw, 0.45);
-  for (const name of ['list', 'keyset_90k', 'search']) atLeast(`${name} × raw`, summary[name]?.ratio_raw, 0.7);
-  atLeastOverReps('by id, restricted ÷ unrestricted (× raw)', relativeRatiosOf(samples, 'by_id_restricted', 'by_id'), 0.95);
-  atLeastOverReps('list, restricted ÷ unrestricted (× raw)', relativeRatiosOf(samples, 'list_restricted', 'list'), 0.95);
-  atLeast('create × raw', summary['create']?.ratio_raw, 0.4);
-  atLeastOverReps('keyset at 90k ÷ first page', ratiosOf(coreOnly, core('keyset_90k'), core('list')), 0.9);
-  atMost('cold start (start → first 200)', coldStartMs, 600, 'ms');
-  atMost('peak RSS under load', peakRssMb, 150, 'MB');
-  atMost('core generate, 30 resources', generator?.generate_30_ms ?? null, 2000, 'ms');
-  atMost('core startapp', generator?.startapp_ms ?? null, 1000, 'ms');
+  vsPeer('list × floor', 'list', 'floor', 0.85);
+  vsPeer('list × Platformatic', 'list', 'platformatic', 1.25);
+  vsPeer('keyset × floor', 'keyset_90k', 'floor', 0.85);
+  vsPeer('keyset × Platformatic', 'keyset_90k', 'platformatic', 1.25);
+  vsPeer('search × floor', 'search', 'floor', 0.85);
+  vsPeer('search × Platformatic', 'search', 'platformatic', 1.15);
+  vsPeer('GET by id × floor', 'by_id', 'floor', 0.6);
+  vsPeer('create × floor', 'create', 'floor', 0.55);
+  vsPeer('create × Platformatic', 'create', 'platformatic', 1.3);
+  vsPeer('include many-to-one × hand-written join', 'include_many_to_one', 'floor', 0.75);
+  if (summary['by_id_restricted'] && summary['by_id']) atLeastOverReps('by id, restricted ÷ unrestricted', selfRatios(samples, 'core', 'by_id_restricted', 'by_id'), 0.95);
+  if (summary['list_restricted'] && summary['list']) atLeastOverReps('list, restricted ÷ unrestricted', selfRatios(samples, 'core', 'list_restricted', 'list'), 0.95);
+  if (summary['keyset_90k'] && summary['list']) atLeastOverReps('keyset at 90k ÷ first page', selfRatios(samples, 'core', 'keyset_90k', 'list'), 0.9);
+  atMost('cold start (start → first 200)', coldStartMs, 450, 'ms');
+  atMost('peak RSS under load', peakRssMb, 140, 'MB');
+  atMost('core generate, 30 resources', generator?.generate_30_ms ?? null, 1000, 'ms');
   return checks;
 }
 
@@ -219,31 +232,41 @@ function pad(text: string, width: number, right = false): string {
 const num = (n: number | null | undefined, digits = 0): string =>
   n === null || n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-/** The table printed at the end of a run (also pasted into docs/performance.md); one per database. */
-export function formatTable(endpoints: Record<string, EndpointSummary>, rawLabel = 'raw req/s'): string {
-  const header = ['endpoint', 'Core req/s', 'p99 ms', 'RSS MB', '× raw', '× hand-written', rawLabel, 'MikroORM req/s', 'CPU µs Core / raw', '× raw (CPU)'];
-  const widths = [36, 11, 7, 7, 6, 15, Math.max(10, rawLabel.length), 15, 17, 11];
+/**
+ * The table printed at the end of a run (also pasted into docs/performance.md); one per database.
+ * One row per endpoint and server; a peer that stands in with another endpoint is shown in brackets.
+ */
+export function formatTable(endpoints: Record<string, EndpointSummary>): string {
+  const header = ['endpoint', 'server', 'req/s', '× floor', '× Platformatic', 'CPU µs/req', 'p99 ms'];
+  const widths = [36, 20, 8, 7, 14, 10, 7];
   const lines = [
-    `| ${header.map((h, i) => pad(h, widths[i]!, i > 0)).join(' | ')} |`,
-    `|${widths.map((w, i) => (i > 0 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+    `| ${header.map((h, i) => pad(h, widths[i]!, i > 1)).join(' | ')} |`,
+    `|${widths.map((w, i) => (i > 1 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
   ];
   for (const endpoint of ENDPOINTS) {
     const s = endpoints[endpoint.name];
     if (!s) continue;
-    const flag = s.failures > 0 ? ` (${s.failures} failed)` : '';
-    const cells = [
-      endpoint.label + flag,
-      num(s.core_rps),
-      num(s.p99_ms, 1),
-      num(s.rss_mb),
-      num(s.ratio_raw, 2),
-      num(s.ratio_mikro, 2),
-      num(s.raw_rps),
-      num(s.mikro_rps),
-      `${num(s.core_cpu_us)} / ${num(s.raw_cpu_us)}`,
-      num(s.cpu_ratio_raw, 2),
-    ];
-    lines.push(`| ${cells.map((c, i) => pad(c, widths[i]!, i > 0)).join(' | ')} |`);
+    let first = true;
+    for (const server of SERVER_NAMES) {
+      const line = s.servers[server];
+      if (!line) continue;
+      const flag = line.failures > 0 ? ` (${line.failures} failed)` : '';
+      const cells = [
+        first ? endpoint.label : '',
+        SERVER_LABELS[server] + flag,
+        num(line.rps),
+        num(line.ratio_floor, 2),
+        num(line.ratio_platformatic, 2),
+        num(line.cpu_us),
+        num(line.p99_ms, 1),
+      ];
+      lines.push(`| ${cells.map((c, i) => pad(c, widths[i]!, i > 1)).join(' | ')} |`);
+      first = false;
+    }
+    if (endpoint.peerEndpoint && (s.floor_rps !== null || s.platformatic_rps !== null)) {
+      const cells = ['', `(peers: their ${endpoint.peerEndpoint})`, '', '', '', '', ''];
+      lines.push(`| ${cells.map((c, i) => pad(c, widths[i]!, i > 1)).join(' | ')} |`);
+    }
   }
   return lines.join('\n');
 }

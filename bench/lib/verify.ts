@@ -1,13 +1,14 @@
 /**
- * Before measuring: every endpoint is requested once from every server and the answers compared, so a
- * ratio never compares different work (different rows, a 4xx, a missing field). Reads must return the
- * same `data`; `meta` must have the same keys (cursors differ by design); a create must answer 201
- * with the same fields and a `Location` header.
+ * Before measuring: every endpoint is requested once from every server that runs it and the answers
+ * compared with Core's, so a ratio never compares different work (different rows, a 4xx, a missing
+ * field). Reads must return the same `data`; `meta` must have the same keys (cursors differ by design);
+ * a create must answer its status with the same fields (and a `Location` header where Core sends one).
+ * Platformatic DB answers bare rows with camelCase keys: they are compared after renaming the keys.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ServerName } from './config.js';
-import { ENDPOINTS, type Endpoint, type EndpointInputs } from './endpoints.js';
-import { requestHeaders } from './load.js';
+import { ENDPOINTS, serves, type Endpoint, type EndpointInputs } from './endpoints.js';
+import { requestsFor, type Tokens } from './load.js';
 
 export interface Target {
   name: ServerName;
@@ -22,16 +23,26 @@ interface Answer {
   vary: string | null;
 }
 
-async function ask(target: Target, endpoint: Endpoint, token: string): Promise<Answer> {
-  const res = await fetch(target.baseUrl + endpoint.path(target.inputs), {
-    method: endpoint.method,
-    headers: requestHeaders(endpoint, token),
-    ...(endpoint.body !== undefined ? { body: JSON.stringify(endpoint.body) } : {}),
+/** `isCompleted` → `is_completed`, in every object of a row or a list of rows. */
+function snakeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeKeys(v)]));
+}
+
+async function ask(target: Target, endpoint: Endpoint, tokens: Tokens): Promise<Answer> {
+  // The first request of the cycle the load generator sends.
+  const request = requestsFor(endpoint, target.name, target.inputs, tokens)[0]!;
+  const res = await fetch(target.baseUrl + request.path, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body !== undefined ? { body: request.body } : {}),
   });
   const text = await res.text();
   let body: Answer['body'] = null;
   try {
-    body = JSON.parse(text) as Answer['body'];
+    const parsed = JSON.parse(text) as unknown;
+    body = target.name === 'platformatic' ? { data: snakeKeys(parsed) } : (parsed as Answer['body']);
   } catch {
     // reported below as a mismatch
   }
@@ -40,28 +51,32 @@ async function ask(target: Target, endpoint: Endpoint, token: string): Promise<A
 
 function keysOf(value: unknown): string {
   const row = Array.isArray(value) ? value[0] : value;
-  return row && typeof row === 'object' ? Object.keys(row).join(',') : typeof row;
+  return row && typeof row === 'object' ? Object.keys(row).sort().join(',') : typeof row;
 }
 
-/** Returns one line per problem; empty when the three servers agree on every endpoint. */
-export async function verifyServers(targets: readonly Target[], tokens: Record<'admin' | 'viewer', string>): Promise<string[]> {
+/** Returns one line per problem; empty when every server agrees with Core on every endpoint it runs. */
+export async function verifyServers(targets: readonly Target[], tokens: Tokens): Promise<string[]> {
   const problems: string[] = [];
+  const core = targets.find((t) => t.name === 'core');
+  if (!core) throw new Error('the consistency check compares with Core, which is not running');
   for (const endpoint of ENDPOINTS) {
-    const answers = await Promise.all(targets.map((t) => ask(t, endpoint, tokens[endpoint.role])));
-    const reference = answers[0]!;
+    const runs = targets.filter((t) => serves(endpoint, t.name));
+    const answers = await Promise.all(runs.map((t) => ask(t, endpoint, tokens)));
+    const reference = answers[runs.indexOf(core)]!;
     answers.forEach((answer, i) => {
-      const who = `${endpoint.name} on ${targets[i]!.name}`;
-      if (answer.status !== endpoint.status) problems.push(`${who}: status ${answer.status}, expected ${endpoint.status}`);
+      const server = runs[i]!.name;
+      const who = `${endpoint.name} on ${server}`;
+      const status = server === 'platformatic' ? endpoint.platformatic!.status : endpoint.status;
+      if (answer.status !== status) problems.push(`${who}: status ${answer.status}, expected ${status}`);
       if (!answer.body) return void problems.push(`${who}: the body is not JSON`);
       const data = answer.body.data;
       if (endpoint.writes) {
-        if (keysOf(data) !== keysOf(reference.body?.data)) problems.push(`${who}: fields ${keysOf(data)} differ from ${keysOf(reference.body?.data)}`);
-        if (!answer.location) problems.push(`${who}: no Location header`);
+        if (keysOf(data) !== keysOf(reference.body?.data)) problems.push(`${who}: fields ${keysOf(data)} differ from Core's ${keysOf(reference.body?.data)}`);
+        if (server !== 'platformatic' && !answer.location) problems.push(`${who}: no Location header`);
       } else if (!isDeepStrictEqual(data, reference.body?.data)) {
-        problems.push(`${who}: data differs from ${targets[0]!.name}'s`);
+        problems.push(`${who}: data differs from Core's: ${JSON.stringify(data).slice(0, 300)} …`);
       }
-      const metaKeys = keysOf(answer.body.meta);
-      if (metaKeys !== keysOf(reference.body?.meta)) problems.push(`${who}: meta ${metaKeys} differs`);
+      if (server !== 'platformatic' && keysOf(answer.body.meta) !== keysOf(reference.body?.meta)) problems.push(`${who}: meta ${keysOf(answer.body.meta)} differs`);
       if (endpoint.role === 'viewer' && !/authorization/i.test(answer.vary ?? '')) problems.push(`${who}: no Vary: Authorization`);
       if (endpoint.role === 'viewer' && keysOf(data).includes('assignee_email')) problems.push(`${who}: a restricted field is visible`);
     });

@@ -2,9 +2,9 @@
  * What the baseline servers (raw.ts, raw-pg.ts, mikro.ts) share, written the way a careful hand-written
  * Fastify app would do it — no Core code:
  *
- * - **Logging**: Fastify's pino logger at `info`, JSON to stdout (the bench sends it to /dev/null), one
- *   line per request from an `onResponse` hook (Fastify's own two per-request lines silenced), like
- *   Core's `RequestLogMiddleware`.
+ * - **Logging**: Fastify's pino logger at `LOG_LEVEL` (default `info`), JSON to stdout (the bench sends
+ *   it to /dev/null), one line per request at info from an `onResponse` hook (Fastify's own two
+ *   per-request lines silenced), like Core's `RequestLogMiddleware`. `LOG_LEVEL=silent`: no logger.
  * - **Auth**: `Authorization: Bearer <jwt>` verified as HS256 with fast-jwt's synchronous verifier,
  *   with fast-jwt's own verified-token cache turned on (`cache: true`: the one-option speed-up any
  *   fast-jwt user gets; it SHA-256-hashes the token per lookup). Roles map through the fixture's
@@ -14,6 +14,7 @@
  *   (fast-json-stringify). Fields are not required, so a column left out of the SELECT (a restricted
  *   field) is simply not written.
  * - Restricted callers get `Vary: Authorization, Cookie`, as Core does.
+ * - `BENCH_AUTH=none` (the floor): no auth at all, every caller sees everything.
  */
 import { readFileSync } from 'node:fs';
 import { createVerifier } from 'fast-jwt';
@@ -26,6 +27,10 @@ export interface ServerEnv {
   databaseUrl: string;
   secret: string;
   policiesPath: string;
+  /** False for the floor (`BENCH_AUTH=none`): no token is read. */
+  auth: boolean;
+  /** Pino's level, or `silent` for no logger at all. */
+  logLevel: string;
 }
 
 /** Reads the environment the bench gives every server. */
@@ -41,6 +46,8 @@ export function serverEnv(): ServerEnv {
     databaseUrl: need('DATABASE_URL'),
     secret: need('SECRET_KEY'),
     policiesPath: need('POLICIES_PATH'),
+    auth: process.env['BENCH_AUTH'] !== 'none',
+    logLevel: process.env['LOG_LEVEL'] ?? 'info',
   };
 }
 
@@ -55,9 +62,10 @@ export function isPostgres(databaseUrl: string): boolean {
 }
 
 /** The output fields, in Core's order; none required so left-out (restricted) columns are skipped. */
-export const TASK_FIELDS = ['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email'] as const;
+export const TASK_FIELDS = ['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email', 'project_id'] as const;
 export type TaskField = (typeof TASK_FIELDS)[number];
 
+/** A task; `project` and `comments` are written only when the row carries them (`?include=`). */
 const TaskJson = {
   type: 'object',
   properties: {
@@ -67,6 +75,9 @@ const TaskJson = {
     priority: { type: 'string' },
     is_completed: { type: 'boolean' },
     assignee_email: { type: ['string', 'null'] },
+    project_id: { type: ['string', 'null'] },
+    project: { type: ['object', 'null'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
+    comments: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, body: { type: 'string' }, task_id: { type: 'string' } } } },
   },
 } as const;
 
@@ -111,9 +122,14 @@ class OneLinePerRequest extends LogController {
   override requestCompleted(): void {}
 }
 
-/** A Fastify app with the production logging described above. */
-export function createApp(): FastifyInstance {
-  const app = Fastify({ logger: { level: 'info' }, logController: new OneLinePerRequest() });
+/** A Fastify app with the logging described above (none at `silent`). */
+export function createApp(env: ServerEnv): FastifyInstance {
+  if (env.logLevel === 'silent') {
+    const app = Fastify({ logger: false });
+    app.get('/health', async () => ({ status: 'ok' }));
+    return app;
+  }
+  const app = Fastify({ logger: { level: env.logLevel }, logController: new OneLinePerRequest() });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, path: request.url.split('?')[0], statusCode: reply.statusCode, durationMs: reply.elapsedTime },
@@ -141,6 +157,10 @@ interface RolePolicy {
  * Core's policies: union of permissions, intersection of restrictions, unknown roles grant nothing.
  */
 export function createAuth(env: ServerEnv): (request: FastifyRequest, reply: FastifyReply, action: string) => Caller | null {
+  if (!env.auth) {
+    const everyone: Caller = { sub: null, permissions: new Set(['*']), restricted: new Set() };
+    return () => everyone;
+  }
   const verify = createVerifier({ key: Buffer.from(env.secret, 'utf8'), algorithms: ['HS256'], cache: true });
   const roles = (JSON.parse(readFileSync(env.policiesPath, 'utf8')) as { roles: Record<string, RolePolicy> }).roles;
 
@@ -182,6 +202,7 @@ export const ListQuerySchema = {
     limit: { type: 'integer', minimum: 1, maximum: 500 },
     offset: { type: 'integer', minimum: 0 },
     cursor: { type: 'string', minLength: 1 },
+    include: { type: 'string' },
   },
 } as const;
 
@@ -189,6 +210,40 @@ export interface ListQuery {
   limit?: number;
   offset?: number;
   cursor?: string;
+  include?: string;
+}
+
+/** The relations a list may embed: the many-to-one `project` and the one-to-many `comments`. */
+export interface Includes {
+  project: boolean;
+  comments: boolean;
+}
+
+/** `?include=project,comments` → which to embed; anything else is the caller's error (422). */
+export function parseInclude(include: string | undefined): Includes {
+  const names = include ? include.split(',') : [];
+  for (const name of names) if (name !== 'project' && name !== 'comments') throw new BadSearch(`unknown relation ${name}`);
+  return { project: names.includes('project'), comments: names.includes('comments') };
+}
+
+/**
+ * Moves the joined `project.id` / `project.name` columns of a row into `project` (null when the task
+ * has none); the flat keys stay, the response schema does not write them.
+ */
+export function nestProject(row: Record<string, unknown>): void {
+  const id = row['project.id'];
+  row['project'] = id === null || id === undefined ? null : { id, name: row['project.name'] };
+}
+
+/** Gives each task its comments (`rows` sorted by task, then id), an empty list when it has none. */
+export function attachComments(tasks: Record<string, unknown>[], comments: readonly Record<string, unknown>[]): void {
+  const byTask = new Map<unknown, Record<string, unknown>[]>();
+  for (const task of tasks) {
+    const list: Record<string, unknown>[] = [];
+    byTask.set(task['id'], list);
+    task['comments'] = list;
+  }
+  for (const comment of comments) byTask.get(comment['task_id'])?.push(comment);
 }
 
 export const CreateBodySchema = {

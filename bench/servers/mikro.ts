@@ -54,6 +54,8 @@ const TaskEntity = defineEntity({
     priority: p.string().length(50).default('medium'),
     is_completed: p.boolean().default(false),
     assignee_email: p.string().length(255).nullable(),
+    // The foreign key as a plain column: this baseline reads and writes tasks only, never projects.
+    project_id: p.uuid().nullable(),
   },
 });
 type Task = InferEntity<typeof TaskEntity>;
@@ -83,7 +85,7 @@ function fieldsFor(caller: Caller): { fields?: TaskField[] } {
   return caller.restricted.size === 0 ? {} : { fields: visibleFields(caller) };
 }
 
-const app = createApp();
+const app = createApp(env);
 const authorize = createAuth(env);
 installErrorHandler(app);
 
@@ -182,6 +184,7 @@ app.post<{ Body: CreateBody }>('/tasks/', { schema: { body: CreateBodySchema, re
     description: body.description ?? null,
     priority: normalizePriority(body.priority ?? 'medium'),
     assignee_email: body.assignee_email ?? null,
+    project_id: null,
   });
   await em.flush();
   return reply.code(201).header('location', `/tasks/${task.id}`).send(ok(task));

@@ -1,16 +1,19 @@
 /**
- * The raw baseline on PostgreSQL: Fastify 5 + node-postgres (`pg`), no ORM, no DI, no context. The same
- * routes, checks and answers as raw.ts (read its header), with these differences only:
+ * The floor and the raw baseline on PostgreSQL: Fastify 5 + node-postgres (`pg`), no ORM, no DI, no
+ * context. The same routes, checks and answers as raw.ts (read its header; the floor is this file with
+ * `BENCH_AUTH=none` and `LOG_LEVEL=silent`), with these differences only:
  * - a `pg.Pool` of 10 connections (the size Core's and MikroORM's knex pools have by default);
  * - every statement is a named prepared statement (`{ name, text, values }`: parsed and planned once
  *   per connection, then only bound and executed), named per SQL text;
  * - PostgreSQL returns booleans as booleans and uuids as lower-case strings, so rows go out as read;
  * - `ilike` as Core writes it on PostgreSQL too (`lower(c) like lower($n) escape '\'`, value escaped);
+ * - the page's comments with `task_id = any($1::uuid[])`;
  * - create: `insert … returning` with the columns the caller may see.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import {
+  attachComments,
   BadSearch,
   CreateBodySchema,
   createApp,
@@ -23,9 +26,11 @@ import {
   isPostgres,
   listen,
   ListQuerySchema,
+  nestProject,
   normalizePriority,
   ok,
   OneTaskResponse,
+  parseInclude,
   SearchBodySchema,
   serverEnv,
   TASK_FIELDS,
@@ -52,8 +57,8 @@ async function query(text: string, values: unknown[]): Promise<Row[]> {
   return (await pool.query<Row>({ name, text, values })).rows;
 }
 
-function columns(fields: readonly TaskField[]): string {
-  return fields.map((f) => `"${f}"`).join(', ');
+function columns(fields: readonly TaskField[], table?: string): string {
+  return fields.map((f) => (table ? `${table}."${f}"` : `"${f}"`)).join(', ');
 }
 
 const KIND: Record<TaskField, 'string' | 'boolean'> = {
@@ -63,6 +68,7 @@ const KIND: Record<TaskField, 'string' | 'boolean'> = {
   priority: 'string',
   is_completed: 'boolean',
   assignee_email: 'string',
+  project_id: 'string',
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -81,7 +87,7 @@ function page(rows: Row[], limit: number, offset: number | null, cursorOf: (row:
   return { rows, meta: { limit, offset, next_cursor: hasMore && last ? encodeCursor(cursorOf(last)) : null, has_more: hasMore } };
 }
 
-const app = createApp();
+const app = createApp(env);
 const authorize = createAuth(env);
 installErrorHandler(app);
 
@@ -102,12 +108,20 @@ app.get<{ Querystring: ListQuery }>('/tasks/', { schema: { querystring: ListQuer
   if (!caller) return reply;
   const { limit = 50, offset, cursor } = request.query;
   if (offset !== undefined && cursor !== undefined) throw new BadSearch('send offset or cursor, not both');
-  const select = `select ${columns(visibleFields(caller))} from "tasks"`;
+  const include = parseInclude(request.query.include);
+  const select = include.project
+    ? `select ${columns(visibleFields(caller), 't')}, p."id" as "project.id", p."name" as "project.name" from "tasks" t left join "projects" p on p."id" = t."project_id"`
+    : `select ${columns(visibleFields(caller), 't')} from "tasks" t`;
   const rows =
     cursor !== undefined
-      ? await query(`${select} where "id" > $1 order by "id" limit $2`, [cursorId(decodeCursor(cursor)[0]), limit + 1])
-      : await query(`${select} order by "id" limit $1 offset $2`, [limit + 1, offset ?? 0]);
+      ? await query(`${select} where t."id" > $1 order by t."id" limit $2`, [cursorId(decodeCursor(cursor)[0]), limit + 1])
+      : await query(`${select} order by t."id" limit $1 offset $2`, [limit + 1, offset ?? 0]);
   const result = page(rows, limit, cursor !== undefined ? null : (offset ?? 0), (row) => [row['id']]);
+  if (include.project) for (const row of result.rows) nestProject(row);
+  if (include.comments && result.rows.length > 0) {
+    const ids = result.rows.map((row) => row['id']);
+    attachComments(result.rows, await query('select "id", "body", "task_id" from "comments" where "task_id" = any($1::uuid[]) order by "task_id", "id"', [ids]));
+  }
   const paginated = request.query.limit !== undefined || offset !== undefined || cursor !== undefined;
   return ok(result.rows, paginated ? result.meta : null);
 });

@@ -1,12 +1,14 @@
 /**
- * The raw baseline: Fastify 5 + better-sqlite3 prepared statements, no ORM, no DI, no context.
+ * The floor and the raw baseline on SQLite: Fastify 5 + better-sqlite3 prepared statements, no ORM, no
+ * DI, no context. As the floor (`BENCH_AUTH=none`, `LOG_LEVEL=silent`) it has no auth and no logger:
+ * what this stack costs with nothing on top. As `raw` it adds the JWT check and the policies.
  *
  * Handlers are synchronous (better-sqlite3 is) and return nothing: Fastify sends what `reply.send` got.
  *
  * Per request it does the same *work* as Core, minus the framework layers:
  * - Fastify routing, Ajv validation of params/query/body (uuid format of `:id`, limit bounds, the create
- *   body with defaults), one pino log line per request (see common.ts);
- * - HS256 JWT verification with fast-jwt (its built-in token cache on), roles → permissions and
+ *   body with defaults), one pino log line per request at info (see common.ts);
+ * - (raw only) HS256 JWT verification with fast-jwt (its built-in token cache on), roles → permissions and
  *   restricted fields from policies.json, the route's permission check, `Vary` for restricted callers;
  * - one prepared statement per request (cached by SQL text; the restricted variant leaves
  *   `assignee_email` out of the SELECT), `limit + 1` rows to know `has_more`;
@@ -15,11 +17,14 @@
  *   the sort and filters: work this baseline does not do);
  * - search: `eq` / `ilike` / `and` / `or` on whitelisted columns, one sort key plus the id tiebreaker,
  *   `ilike` as Core writes it on SQLite (`lower(c) like lower(?) escape '\'`, value escaped);
+ * - `?include=project`: the same page with a left join on `projects`, nested per row; `?include=comments`:
+ *   a second statement for the page's comments (`task_id in (…)`, by task then id), grouped per task;
  * - create: `insert … returning *` (one statement, SQLite ≥ 3.35), 201 + `Location`.
  */
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import {
+  attachComments,
   BadSearch,
   CreateBodySchema,
   createApp,
@@ -30,9 +35,11 @@ import {
   isGroup,
   listen,
   ListQuerySchema,
+  nestProject,
   normalizePriority,
   ok,
   OneTaskResponse,
+  parseInclude,
   SearchBodySchema,
   serverEnv,
   sqlitePath,
@@ -60,8 +67,8 @@ function prepared(sql: string): Database.Statement {
   return stmt;
 }
 
-function columns(fields: readonly TaskField[]): string {
-  return fields.map((f) => `"${f}"`).join(', ');
+function columns(fields: readonly TaskField[], table?: string): string {
+  return fields.map((f) => (table ? `${table}."${f}"` : `"${f}"`)).join(', ');
 }
 
 const KIND: Record<TaskField, 'string' | 'boolean'> = {
@@ -71,6 +78,7 @@ const KIND: Record<TaskField, 'string' | 'boolean'> = {
   priority: 'string',
   is_completed: 'boolean',
   assignee_email: 'string',
+  project_id: 'string',
 };
 
 /** A page of rows from `limit + 1`; the cursor holds the sort values of the last row kept. */
@@ -81,7 +89,7 @@ function page(rows: Row[], limit: number, offset: number | null, cursorOf: (row:
   return { rows, meta: { limit, offset, next_cursor: hasMore && last ? encodeCursor(cursorOf(last)) : null, has_more: hasMore } };
 }
 
-const app = createApp();
+const app = createApp(env);
 const authorize = createAuth(env);
 installErrorHandler(app);
 
@@ -105,16 +113,25 @@ app.get<{ Querystring: ListQuery }>('/tasks/', { schema: { querystring: ListQuer
   if (!caller) return;
   const { limit = 50, offset, cursor } = request.query;
   if (offset !== undefined && cursor !== undefined) throw new BadSearch('send offset or cursor, not both');
-  const select = `select ${columns(visibleFields(caller))} from "tasks"`;
+  const include = parseInclude(request.query.include);
+  const select = include.project
+    ? `select ${columns(visibleFields(caller), 't')}, p."id" as "project.id", p."name" as "project.name" from "tasks" t left join "projects" p on p."id" = t."project_id"`
+    : `select ${columns(visibleFields(caller), 't')} from "tasks" t`;
   let rows: Row[];
   if (cursor !== undefined) {
     const [after] = decodeCursor(cursor);
     if (typeof after !== 'string') throw new BadSearch('invalid cursor');
-    rows = prepared(`${select} where "id" > ? order by "id" limit ?`).all(after, limit + 1) as Row[];
+    rows = prepared(`${select} where t."id" > ? order by t."id" limit ?`).all(after, limit + 1) as Row[];
   } else {
-    rows = prepared(`${select} order by "id" limit ? offset ?`).all(limit + 1, offset ?? 0) as Row[];
+    rows = prepared(`${select} order by t."id" limit ? offset ?`).all(limit + 1, offset ?? 0) as Row[];
   }
   const result = page(rows, limit, cursor !== undefined ? null : (offset ?? 0), (row) => [row['id']]);
+  if (include.project) for (const row of result.rows) nestProject(row);
+  if (include.comments && result.rows.length > 0) {
+    const ids = result.rows.map((row) => row['id']);
+    const sql = `select "id", "body", "task_id" from "comments" where "task_id" in (${ids.map(() => '?').join(', ')}) order by "task_id", "id"`;
+    attachComments(result.rows, prepared(sql).all(...ids) as Row[]);
+  }
   const paginated = request.query.limit !== undefined || offset !== undefined || cursor !== undefined;
   reply.send(ok(result.rows, paginated ? result.meta : null));
 });

@@ -1,7 +1,14 @@
 // The subset of autocannon 9's API the bench uses (the package ships no types).
 declare module 'autocannon' {
+  interface AutocannonRequest {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+  }
   interface AutocannonOptions {
     url: string;
+    requests?: AutocannonRequest[];
     method?: string;
     headers?: Record<string, string>;
     body?: string;
@@ -29,5 +36,5 @@ declare module 'autocannon' {
   }
   function autocannon(options: AutocannonOptions): Promise<AutocannonResult>;
   export default autocannon;
-  export type { AutocannonOptions, AutocannonResult };
+  export type { AutocannonOptions, AutocannonRequest, AutocannonResult };
 }
