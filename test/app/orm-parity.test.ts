@@ -68,10 +68,12 @@ interface WireKey {
   readonly type: string;
   readonly nullable: boolean;
   readonly relation: boolean;
+  /** A decimal's digits after the point on the wire: the manifest's `scale` (default 2). */
+  readonly scale?: number;
 }
 
 interface ManifestJson {
-  fields: Record<string, { type: string; nullable?: boolean; output?: boolean }>;
+  fields: Record<string, { type: string; nullable?: boolean; output?: boolean; scale?: number }>;
   relations?: Record<string, { kind: string; nullable?: boolean; owner?: boolean }>;
 }
 
@@ -80,7 +82,14 @@ function wireKeys(manifest: string): WireKey[] {
   const m = JSON.parse(readFileSync(new URL(manifest, import.meta.url), 'utf8')) as ManifestJson;
   const keys: WireKey[] = Object.entries(m.fields)
     .filter(([, f]) => f.output !== false)
-    .map(([name, f]) => ({ name, property: name, type: f.type, nullable: f.nullable === true, relation: false }));
+    .map(([name, f]) => ({
+      name,
+      property: name,
+      type: f.type,
+      nullable: f.nullable === true,
+      relation: false,
+      ...(f.type === 'decimal' ? { scale: f.scale ?? 2 } : {}),
+    }));
   for (const [name, r] of Object.entries(m.relations ?? {})) {
     if (r.kind === 'many-to-one' || (r.kind === 'one-to-one' && r.owner === true)) {
       keys.push({ name: `${name}_id`, property: name, type: 'uuid', nullable: r.nullable === true, relation: true });
@@ -100,9 +109,19 @@ function wireRow(entity: object, keys: readonly WireKey[], hidden: ReadonlySet<s
     if (value === null) out[key.name] = null;
     else if (key.relation) out[key.name] = (Reference.unwrapReference(value as object) as { id: unknown }).id;
     else if (key.type === 'datetime') out[key.name] = (value as Date).toISOString();
+    else if (key.type === 'decimal') out[key.name] = withScale(String(value), key.scale!);
     else out[key.name] = value;
   }
   return out;
+}
+
+/**
+ * A decimal as the contract writes it, with exactly `scale` digits after the point (the ORM's entity
+ * holds SQLite's `3.5` as "3.5"; the wire says "3.50", as PostgreSQL does).
+ */
+function withScale(text: string, scale: number): string {
+  const [whole, fraction = ''] = text.split('.');
+  return scale === 0 ? whole! : `${whole}.${fraction.padEnd(scale, '0')}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -206,6 +225,21 @@ interface ParityCase {
   readonly search: SearchCase;
 }
 
+/**
+ * The ORM reads SQLite integers as JavaScript numbers, so a bigint past 2^53 reaches its entity with
+ * its last digits rounded (…993 as …992). The oracle's bigints are read again as text, by id, so it
+ * holds what the database holds; PostgreSQL already gives the ORM text.
+ */
+async function exactBigints(db: Database, spec: ParityCase, rows: Row[]): Promise<void> {
+  const keys = spec.keys.filter((k) => k.type === 'bigint' && !k.relation);
+  if (db.dialect !== 'sqlite' || keys.length === 0 || rows.length === 0) return;
+  const table = db.quote(db.orm.getMetadata().get(spec.entity).tableName);
+  const columns = keys.map((k) => `cast(${db.quote(k.name)} as text) as ${db.quote(k.name)}`).join(', ');
+  const exact = await db.select<Row>(`select id, ${columns} from ${table} where id in (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
+  const byId = new Map(exact.map((r) => [r.id, r]));
+  for (const row of rows) for (const key of keys) if (key.name in row && row[key.name] !== null) row[key.name] = byId.get(row.id)![key.name];
+}
+
 /** Registers the parity tests of one resource in the current (per-database) suite. */
 function parityTests(env: () => ParityEnv, spec: ParityCase): void {
   const BY_ID: Row[] = [{ id: QueryOrder.ASC }];
@@ -219,8 +253,9 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
 
   for (const [role, hiddenKeys] of Object.entries(spec.roles)) {
     const hidden = new Set(hiddenKeys);
-    const wire = (rows: readonly object[]): Row[] => {
+    const wire = async (rows: readonly object[]): Promise<Row[]> => {
       const out = rows.map((row) => wireRow(row, spec.keys, hidden));
+      await exactBigints(env().db, spec, out);
       expectWireTypes(out, spec.keys);
       return out;
     };
@@ -235,7 +270,7 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
           const em = env().db.orm.em.fork();
           const one = await em.findOne<Row>(spec.entity, { id });
           expect(one).not.toBeNull();
-          expectSameBytes(await get(`${spec.prefix}/${id}`), envelope(wire([one!])[0], null));
+          expectSameBytes(await get(`${spec.prefix}/${id}`), envelope((await wire([one!]))[0], null));
         }
       });
 
@@ -243,7 +278,7 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
         const { rows, hasMore } = await ormPage({}, BY_ID, 50);
         expect(hasMore).toBe(false);
         const res = await get(`${spec.prefix}/`);
-        expectSameBytes(res, envelope(wire(rows), null));
+        expectSameBytes(res, envelope(await wire(rows), null));
         expect(res.headers.link).toBeUndefined();
       });
 
@@ -251,13 +286,13 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
         const limit = spec.pageSize;
         let page = await ormPage({}, BY_ID, limit);
         expect(page.hasMore).toBe(true);
-        let cursor = expectSameBytes(await get(`${spec.prefix}/?limit=${limit}`), envelope(wire(page.rows), pageMeta(limit, 0, true)));
+        let cursor = expectSameBytes(await get(`${spec.prefix}/?limit=${limit}`), envelope(await wire(page.rows), pageMeta(limit, 0, true)));
         let pages = 1;
         while (cursor !== null) {
           const last = page.rows.at(-1) as Row;
           page = await ormPage({ id: { $gt: last.id } }, BY_ID, limit);
           const res = await get(`${spec.prefix}/?limit=${limit}&cursor=${encodeURIComponent(cursor)}`);
-          cursor = expectSameBytes(res, envelope(wire(page.rows), pageMeta(limit, null, page.hasMore)));
+          cursor = expectSameBytes(res, envelope(await wire(page.rows), pageMeta(limit, null, page.hasMore)));
           pages++;
         }
         expect(pages).toBeGreaterThan(1);
@@ -267,7 +302,7 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
         const { rows, hasMore } = await ormPage({}, BY_ID, spec.pageSize, spec.offset);
         expect(rows.length).toBeGreaterThan(0);
         const res = await get(`${spec.prefix}/?limit=${spec.pageSize}&offset=${spec.offset}`);
-        expectSameBytes(res, envelope(wire(rows), pageMeta(spec.pageSize, spec.offset, hasMore)));
+        expectSameBytes(res, envelope(await wire(rows), pageMeta(spec.pageSize, spec.offset, hasMore)));
       });
 
       it('POST search: eq and or(like, boolean), a descending sort, a limit; then its cursor pages', async () => {
@@ -275,12 +310,12 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
         const search = (extra: Row = {}) => env().request(role, { method: 'POST', url: `${spec.prefix}/search`, payload: { ...body, ...extra } });
         let page = await ormPage(where(), orderBy, body.limit);
         expect(page.hasMore).toBe(true);
-        let cursor = expectSameBytes(await search(), envelope(wire(page.rows), pageMeta(body.limit, 0, true)));
+        let cursor = expectSameBytes(await search(), envelope(await wire(page.rows), pageMeta(body.limit, 0, true)));
         let total = page.rows.length;
         while (cursor !== null) {
           const last = page.rows.at(-1) as Row;
           page = await ormPage({ $and: [where(), spec.search.after(last)] }, orderBy, body.limit);
-          cursor = expectSameBytes(await search({ cursor }), envelope(wire(page.rows), pageMeta(body.limit, null, page.hasMore)));
+          cursor = expectSameBytes(await search({ cursor }), envelope(await wire(page.rows), pageMeta(body.limit, null, page.hasMore)));
           total += page.rows.length;
         }
         // The walk returned exactly the rows the ORM finds for the filters.

@@ -2,7 +2,11 @@ import { resolve } from 'node:path';
 import { MikroORM, TransactionContext, type EntitySchema, type Options } from '@mikro-orm/core';
 import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex';
 import { silentLogger, type Logger } from '../logging/logger.js';
+import type { DatabaseSettings } from '../settings/lifecycle-settings.js';
+import { loadDatabaseSettings, loadSecretKey } from '../settings/settings.js';
 import { registeredModels } from './base.js';
+import { bindOrmStatements } from './bound-statements.js';
+import { applyDecimalCompareFix } from './decimal-compare-fix.js';
 import { applySqliteForeignKeyFix } from './sqlite-foreign-key-fix.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
@@ -69,8 +73,17 @@ export interface InitOptions {
   entities?: EntitySchema[];
   /** Where `echo` writes SQL and where the data layer logs. */
   logger?: Logger;
-  /** Secret that signs pagination cursors; defaults to a random per-process key. */
+  /**
+   * Secret that signs pagination cursors. Default: the `SECRET_KEY` setting (environment, then `.env`),
+   * so cursors survive restarts and work on every instance with the same settings; only in development
+   * without a `SECRET_KEY` is it a random key of this process (with a warning).
+   */
   cursorSecret?: string;
+  /**
+   * Pool size and how long a request waits for a connection or a statement before it fails (and
+   * answers 503). Default: the `DATABASE_*` settings (environment, then `.env`); what is given here wins.
+   */
+  database?: Partial<DatabaseSettings>;
   /** Extra MikroORM options (pool sizes, migrations…), merged last. */
   orm?: Partial<Options>;
 }
@@ -99,9 +112,16 @@ interface SqliteStatement {
   all(...params: unknown[]): unknown[];
 }
 
+/** What Core reads of a freshly prepared better-sqlite3 statement. */
+interface PreparedSqlite extends SqliteStatement {
+  readonly reader: boolean;
+  columns(): { name: string; type: string | null }[];
+  safeIntegers(toggle: boolean): unknown;
+}
+
 /** A raw better-sqlite3 connection, as the knex client hands it out or as Core opens it. */
 interface SqliteHandle {
-  prepare(sql: string): SqliteStatement;
+  prepare(sql: string): PreparedSqlite;
   pragma(source: string, options?: { simple: boolean }): unknown;
   defaultSafeIntegers(toggle: boolean): unknown;
   close(): unknown;
@@ -160,7 +180,7 @@ class StatementCache {
       return hit.stmt;
     }
     // Prepared before anything is evicted: a statement that does not compile changes nothing.
-    const stmt = this.conn.prepare(sql);
+    const stmt = exactBigints(this.conn.prepare(sql));
     if (this.entries.size >= this.max) this.evictOne();
     this.entries.set(sql, { stmt, used: false });
     return stmt;
@@ -175,6 +195,36 @@ class StatementCache {
       this.entries.set(sql, entry);
     }
   }
+}
+
+/** A declared column type that holds 64-bit integers. */
+const BIGINT_TYPE = /big\s*int|int8/i;
+
+/**
+ * better-sqlite3 reads integers as JavaScript numbers, which lose digits past 2^53: a bigint column's
+ * 9007199254740993 would be read as …992. A statement that reads a column declared bigint reads its
+ * integers as BigInts instead (better-sqlite3's safe integers), and turns every other column's back
+ * into numbers, so only bigint values change form (the decoders write them as strings). Statements
+ * without such a column, nearly all of them, are returned as they are.
+ */
+function exactBigints(stmt: PreparedSqlite): SqliteStatement {
+  if (!stmt.reader) return stmt;
+  const columns = stmt.columns();
+  if (!columns.some((c) => c.type !== null && BIGINT_TYPE.test(c.type))) return stmt;
+  stmt.safeIntegers(true);
+  const narrow = columns.filter((c) => c.type === null || !BIGINT_TYPE.test(c.type)).map((c) => c.name);
+  return {
+    all(...params: unknown[]): unknown[] {
+      const rows = stmt.all(...params) as Record<string, unknown>[];
+      for (const row of rows) {
+        for (const name of narrow) {
+          const value = row[name];
+          if (typeof value === 'bigint') row[name] = Number(value);
+        }
+      }
+      return rows;
+    },
+  };
 }
 
 /**
@@ -439,10 +489,12 @@ export class DatabaseManager {
   async initApp(dbUrl: string, echo = false, options: InitOptions = {}): Promise<Database> {
     const target = parseDatabaseUrl(dbUrl);
     const logger = options.logger ?? silentLogger;
+    applyDecimalCompareFix();
     // A project without apps yet has no models: the database still opens (health checks, migrations).
     const entities = options.entities ?? registeredModels();
+    const limits: DatabaseSettings = { ...loadDatabaseSettings(), ...options.database };
     const orm = await MikroORM.init({
-      ...(await driverOptions(target)),
+      ...(await driverOptions(target, limits)),
       entities,
       // A unit of work always forks its own EntityManager; the global one must never hold request state.
       allowGlobalContext: false,
@@ -450,7 +502,8 @@ export class DatabaseManager {
       discovery: { warnWhenNoEntities: false },
       ...options.orm,
     } as Options);
-    const db = new Database(orm, target.dialect, logger, options.cursorSecret ?? randomSecret(), {
+    bindOrmStatements(orm, target.dialect);
+    const db = new Database(orm, target.dialect, logger, options.cursorSecret ?? cursorSecretFromSettings(logger), {
       preparedStatements: target.dialect === 'postgresql' && target.preparedStatements,
     });
     if (echo) db.onQuery((q) => logger.info({ sql: q.sql, params: q.params }, 'sql'));
@@ -479,7 +532,9 @@ export class DatabaseManager {
 /** The app-wide database manager (step 2 of the seed's wiring). */
 export const dbManager = new DatabaseManager();
 
-async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> {
+async function driverOptions(target: DatabaseTarget, limits: DatabaseSettings): Promise<Partial<Options>> {
+  // knex's own default is a minute of waiting for a connection: to a client, a hang.
+  const acquireConnectionTimeout = limits.poolTimeoutMs;
   if (target.dialect === 'sqlite') {
     applySqliteForeignKeyFix();
     const { BetterSqliteDriver } = await importDriver<typeof import('@mikro-orm/better-sqlite')>('@mikro-orm/better-sqlite');
@@ -495,10 +550,19 @@ async function driverOptions(target: DatabaseTarget): Promise<Partial<Options>> 
           done(null, conn);
         },
       },
+      driverOptions: { acquireConnectionTimeout },
     } as Partial<Options>;
   }
   const { PostgreSqlDriver } = await importDriver<typeof import('@mikro-orm/postgresql')>('@mikro-orm/postgresql');
-  return { driver: PostgreSqlDriver, clientUrl: target.clientUrl } as Partial<Options>;
+  // A startup parameter of the pg driver, so every connection of both pools has it from the start;
+  // Core's read pool copies these connection settings.
+  const connection = limits.statementTimeoutMs > 0 ? { statement_timeout: limits.statementTimeoutMs } : {};
+  return {
+    driver: PostgreSqlDriver,
+    clientUrl: target.clientUrl,
+    pool: { max: limits.poolMax },
+    driverOptions: { acquireConnectionTimeout, connection },
+  } as Partial<Options>;
 }
 
 /**
@@ -555,6 +619,18 @@ async function importDriver<T>(name: string): Promise<T> {
   }
 }
 
-function randomSecret(): string {
-  return crypto.getRandomValues(new Uint8Array(32)).reduce((s, b) => s + b.toString(16).padStart(2, '0'), '');
+/**
+ * `SECRET_KEY`, as `loadSettings` reads and checks it (outside development a missing or short key is
+ * an error). A process that signed cursors with a key of its own would refuse every cursor issued
+ * before a restart or by another instance.
+ */
+function cursorSecretFromSettings(logger: Logger): string {
+  const { secretKey, secretKeyIsEphemeral } = loadSecretKey({ logger: { warn: () => undefined } });
+  if (secretKeyIsEphemeral) {
+    logger.warn(
+      { setting: 'SECRET_KEY' },
+      'SECRET_KEY is not set: pagination cursors are signed with a random key of this process, so they stop working on restart and on other instances. Set SECRET_KEY in .env.',
+    );
+  }
+  return secretKey;
 }

@@ -2,8 +2,8 @@
  * Core's own single-row `INSERT … RETURNING` for one model, compiled once per (database, model) from
  * MikroORM's metadata, the way the read path compiles its SELECTs.
  *
- * Why: a create through MikroORM builds an entity, computes its change set, inlines the values into a
- * new SQL text (so better-sqlite3 prepares every INSERT afresh) and then Core read the row back with a
+ * Why: a create through MikroORM builds an entity, computes its change set, builds the INSERT text
+ * (which knex has better-sqlite3 prepare afresh every time) and then Core read the row back with a
  * SELECT. For a plain row (no links to write, no ORM hooks) all of that is replaced by one prepared
  * statement on the unit of work's connection whose RETURNING clause yields the row exactly as `get`
  * reads it, and the entity event is built from the values written. Everything else — many-to-many

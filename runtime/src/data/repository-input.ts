@@ -4,8 +4,23 @@
  * nulls for non-nullable fields, missing required fields and malformed ids are `ValidationError`s that
  * name the field.
  */
-import { ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
+import { BigIntType, DecimalType, DoubleType, FloatType, JsonType, ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
 import { ValidationError, type ErrorDetail } from '../errors.js';
+import { kindOfProperty } from '../search/codecs.js';
+import type { Dialect } from './database.js';
+import {
+  decimalProblem,
+  decimalSpecOf,
+  integerProblem,
+  integerRangeOf,
+  isDecimalText,
+  jsonProblem,
+  plainNumberText,
+  textProblem,
+  type DecimalSpec,
+  type IntegerRange,
+  type ValueProblem,
+} from './value-checks.js';
 import { wireKeyOf } from './wire-names.js';
 
 export type Id = string | number;
@@ -14,6 +29,8 @@ export type Id = string | number;
 export interface KeySpec {
   readonly column: string;
   readonly kind: 'uuid' | 'integer' | 'string';
+  /** For an integer key: the column's range. */
+  readonly range?: IntegerRange;
 }
 
 type FieldKind = 'scalar' | 'to-one' | 'to-many';
@@ -29,7 +46,8 @@ interface FieldSpec {
   readonly required: boolean;
   /** What a full replace (PUT) sets when the key is absent; undefined = the key is required. */
   readonly reset: { value: unknown } | 'skip' | undefined;
-  readonly valueKind: 'uuid' | 'datetime' | 'other';
+  /** What a scalar value must be, and how it is passed on. */
+  readonly rule: ScalarRule;
   /** For relations: the target table and key. */
   readonly target?: { readonly table: string; readonly key: KeySpec };
 }
@@ -41,6 +59,17 @@ export interface RelatedCheck {
   readonly column: string;
   readonly ids: Id[];
 }
+
+/**
+ * How a scalar value is checked before it reaches SQL (see value-checks.ts): text and JSON for
+ * characters a database cannot store, integers for their column's range, decimals for the column's
+ * digits. A value of another type than the rule's is passed on unchanged, as before these checks:
+ * the request schemas check types, and the database refuses what they let through.
+ */
+type ScalarRule =
+  | { readonly kind: 'uuid' | 'datetime' | 'text' | 'json' | 'float' | 'other' }
+  | { readonly kind: 'integer'; readonly range: IntegerRange; readonly mode: 'number' | 'string' | 'bigint' }
+  | { readonly kind: 'decimal'; readonly spec: DecimalSpec; readonly mode: 'string' | 'number' };
 
 export type WriteMode = 'create' | 'patch' | 'replace';
 
@@ -65,15 +94,16 @@ export class WritePlan {
   /**
    * @param relationKeys overrides of the many-to-many input key, by relation name (the manifest's
    *   `ids_field`), e.g. `{ labels: 'tag_ids' }`.
+   * @param dialect the database written to: on SQLite a decimal keeps at most 15 significant digits.
    */
-  constructor(meta: EntityMetadata, relationKeys: Readonly<Record<string, string>> = {}) {
+  constructor(meta: EntityMetadata, relationKeys: Readonly<Record<string, string>> = {}, dialect: Dialect = 'postgresql') {
     this.table = meta.tableName;
     const pk = meta.primaryKeys.length === 1 ? meta.properties[meta.primaryKeys[0]!] : undefined;
     if (!pk) throw new Error(`${meta.className}: Core repositories need a single-column primary key`);
     this.key = keySpec(pk);
     this.keyProperty = pk.name;
     for (const prop of Object.values(meta.properties) as EntityProperty[]) {
-      const spec = fieldSpec(prop, relationKeys);
+      const spec = fieldSpec(prop, relationKeys, dialect);
       if (!spec) continue;
       this.fields.set(spec.key, spec);
       this.aliases.set(spec.key, spec.key);
@@ -185,7 +215,7 @@ export class WritePlan {
   }
 }
 
-function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, string>>): FieldSpec | undefined {
+function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, string>>, dialect: Dialect): FieldSpec | undefined {
   if (prop.persist === false || prop.formula || prop.embedded) return undefined;
   const generated = Boolean(prop.onCreate || prop.onUpdate || prop.version || prop.autoincrement || prop.generated);
   const hasDefault = prop.default !== undefined || prop.defaultRaw !== undefined;
@@ -200,7 +230,7 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
       required: !prop.primary && !generated && !nullable && !hasDefault,
       // A database-only default (`defaultRaw`, e.g. now()) cannot be computed here: the value stays.
       reset: generated ? 'skip' : prop.default !== undefined ? { value: prop.default } : nullable ? { value: null } : prop.defaultRaw ? 'skip' : undefined,
-      valueKind: prop.type?.toLowerCase() === 'uuid' ? 'uuid' : prop.runtimeType === 'Date' ? 'datetime' : 'other',
+      rule: scalarRule(prop, dialect),
     };
   }
   const targetMeta = prop.targetMeta;
@@ -217,7 +247,7 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
       primary: Boolean(prop.primary),
       required: !nullable && !prop.primary,
       reset: nullable ? { value: null } : undefined,
-      valueKind: 'other',
+      rule: OTHER,
       target,
     };
   }
@@ -230,7 +260,7 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
       primary: false,
       required: false,
       reset: { value: [] },
-      valueKind: 'other',
+      rule: OTHER,
       target,
     };
   }
@@ -240,7 +270,8 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
 function keySpec(prop: EntityProperty): KeySpec {
   const type = (prop.type ?? '').toLowerCase();
   const kind = type === 'uuid' ? 'uuid' : prop.runtimeType === 'number' || INTEGER_TYPES.has(type) ? 'integer' : 'string';
-  return { column: prop.fieldNames[0]!, kind };
+  const range = kind === 'integer' ? integerRangeOf(prop) : undefined;
+  return { column: prop.fieldNames[0]!, kind, ...(range ? { range } : {}) };
 }
 
 function parseKey(raw: unknown, key: KeySpec, path: string, table: string): Id {
@@ -250,28 +281,121 @@ function parseKey(raw: unknown, key: KeySpec, path: string, table: string): Id {
       throw invalid(path, 'invalid_id', `${path} must be a ${table} id (a UUID); received ${describe(raw)}`);
     case 'integer': {
       const n = typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
-      if (typeof n === 'number' && Number.isSafeInteger(n)) return n;
+      if (typeof n === 'number' && Number.isSafeInteger(n)) {
+        // An id outside the column's range names no record; PostgreSQL would fail on it instead.
+        const problem = key.range && integerProblem(BigInt(n), key.range, path);
+        if (problem) throw invalid(path, 'invalid_id', `${path} must be a ${table} id: ${problem.message}`);
+        return n;
+      }
       throw invalid(path, 'invalid_id', `${path} must be a ${table} id (an integer); received ${describe(raw)}`);
     }
-    default:
+    default: {
+      const problem = typeof raw === 'string' ? textProblem(raw, path) : undefined;
+      if (problem) throw invalid(path, 'invalid_id', `${path} must be a ${table} id: ${problem.message}`);
       if ((typeof raw === 'string' && raw !== '') || typeof raw === 'number') return String(raw);
       throw invalid(path, 'invalid_id', `${path} must be a ${table} id (a non-empty string); received ${describe(raw)}`);
+    }
   }
 }
 
+const OTHER: ScalarRule = { kind: 'other' };
+
+/** The rule of a scalar property, from its MikroORM type. */
+function scalarRule(prop: EntityProperty, dialect: Dialect): ScalarRule {
+  if (prop.type?.toLowerCase() === 'uuid') return { kind: 'uuid' };
+  if (prop.runtimeType === 'Date') return { kind: 'datetime' };
+  const t = prop.customType;
+  if (t instanceof JsonType) return { kind: 'json' };
+  const decimal = decimalSpecOf(prop, dialect);
+  if (decimal) return { kind: 'decimal', spec: decimal, mode: t instanceof DecimalType && t.mode === 'number' ? 'number' : 'string' };
+  const range = integerRangeOf(prop);
+  if (range) {
+    const mode = t instanceof BigIntType ? (t.mode ?? 'bigint') : 'number';
+    return { kind: 'integer', range, mode };
+  }
+  if (t instanceof FloatType || t instanceof DoubleType) return { kind: 'float' };
+  const kind = kindOfProperty(prop);
+  if (kind === 'string') return { kind: 'text' };
+  if (kind === 'json') return { kind: 'json' };
+  if (kind === 'number') return { kind: 'float' };
+  return OTHER;
+}
+
 function convertScalar(field: FieldSpec, value: unknown): unknown {
-  if (field.valueKind === 'uuid' && !(typeof value === 'string' && UUID.test(value))) {
-    throw invalid(field.key, 'type', `${field.key} must be a UUID; received ${describe(value)}`);
-  }
-  if (field.valueKind === 'uuid') return (value as string).toLowerCase();
-  if (field.valueKind === 'datetime') {
-    const date = value instanceof Date ? value : typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined;
-    if (!date || Number.isNaN(date.getTime())) {
-      throw invalid(field.key, 'type', `${field.key} must be an ISO 8601 date-time; received ${describe(value)}`);
+  const path = field.key;
+  const rule = field.rule;
+  const refuse = (problem: ValueProblem | undefined): void => {
+    if (problem) throw invalid(path, problem.reason, problem.message);
+  };
+  switch (rule.kind) {
+    case 'uuid':
+      if (!(typeof value === 'string' && UUID.test(value))) throw invalid(path, 'type', `${path} must be a UUID; received ${describe(value)}`);
+      return value.toLowerCase();
+    case 'datetime': {
+      const date = value instanceof Date ? value : typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined;
+      if (!date || Number.isNaN(date.getTime())) {
+        throw invalid(path, 'type', `${path} must be an ISO 8601 date-time; received ${describe(value)}`);
+      }
+      return date;
     }
-    return date;
+    case 'text':
+      if (typeof value === 'string') refuse(textProblem(value, path));
+      return value;
+    case 'json': {
+      const found = jsonProblem(value, path);
+      if (found) throw invalid(found.path, found.problem.reason, found.problem.message);
+      return value;
+    }
+    case 'float':
+      if (typeof value === 'number' && !Number.isFinite(value)) throw invalid(path, 'type', `${path} must be a finite number`);
+      return value;
+    case 'integer':
+      return convertInteger(path, value, rule.range, rule.mode);
+    case 'decimal':
+      return convertDecimal(path, value, rule.spec, rule.mode);
+    default:
+      if (typeof value === 'string') refuse(textProblem(value, path));
+      return value;
   }
-  return value;
+}
+
+/** An integer (a number, a string of digits or a bigint) in its column's range, in the property's JS form. */
+function convertInteger(path: string, value: unknown, range: IntegerRange, mode: 'number' | 'string' | 'bigint'): unknown {
+  let n: bigint;
+  if (typeof value === 'bigint') n = value;
+  else if (typeof value === 'string' && /^-?\d{1,40}$/.test(value)) n = BigInt(value);
+  else if (typeof value === 'number' && Number.isInteger(value)) {
+    // Past 2^53 a JSON number has already lost digits; it cannot be stored as sent.
+    if (!Number.isSafeInteger(value)) {
+      throw invalid(path, 'out_of_range', `${path} is beyond 2^53, where a JSON number loses digits; send it as a string of digits`);
+    }
+    n = BigInt(value);
+  } else if (typeof value === 'number' || typeof value === 'string') {
+    throw invalid(path, 'type', `${path} must be an integer; received ${describe(value)}`);
+  } else {
+    return value;
+  }
+  const problem = integerProblem(n, range, path);
+  if (problem) throw invalid(path, problem.reason, problem.message);
+  if (mode === 'bigint') return n;
+  if (mode === 'string') return n.toString();
+  if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < BigInt(Number.MIN_SAFE_INTEGER)) {
+    throw invalid(path, 'out_of_range', `${path} is beyond 2^53, which this field keeps as a JavaScript number`);
+  }
+  return Number(n);
+}
+
+/** A decimal (text such as "12.50", or a number) that fits its column exactly, as text (or number for a `number` mode). */
+function convertDecimal(path: string, value: unknown, spec: DecimalSpec, mode: 'string' | 'number'): unknown {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if (typeof value === 'number' && Number.isFinite(value)) text = plainNumberText(value);
+  else if (typeof value === 'number') throw invalid(path, 'type', `${path} must be a finite decimal`);
+  else return value;
+  if (!isDecimalText(text)) throw invalid(path, 'type', `${path} must be a decimal such as "12.50"; received ${describe(value)}`);
+  const problem = decimalProblem(text, spec, path);
+  if (problem) throw invalid(path, problem.reason, problem.message);
+  return mode === 'number' ? Number(text) : text;
 }
 
 function invalid(path: string, reason: string, message: string): ValidationError {

@@ -19,8 +19,9 @@ const INTEGER_TEXT = /^-?\d{1,15}$/;
  */
 export function coerceId(pk: ColumnInfo, id: unknown, path: string, db: Database, limits: Readonly<SearchLimits>): unknown {
   if (pk.kind === 'number') {
-    if (typeof id === 'number' && Number.isSafeInteger(id)) return id;
-    if (typeof id === 'string' && INTEGER_TEXT.test(id)) return Number(id);
+    const n = typeof id === 'string' && INTEGER_TEXT.test(id) ? Number(id) : id;
+    // Through coerceValue for the column's range: PostgreSQL fails on an id its column cannot hold.
+    if (typeof n === 'number' && Number.isSafeInteger(n)) return coerceValue(pk, n, path, db.dialect, limits.maxStringLength, false);
     throw invalid(path, `expected an integer id, received ${describeValue(id)}`, 'invalid_value');
   }
   if (pk.kind === 'string' && (typeof id !== 'string' || id === '')) {

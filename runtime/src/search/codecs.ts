@@ -14,7 +14,9 @@ import {
   UuidType,
   type EntityProperty,
 } from '@mikro-orm/core';
+import { ValidationError } from '../errors.js';
 import type { Dialect } from '../data/database.js';
+import { decimalText, INTEGER_RANGES, integerProblem, integerRangeOf, textProblem, type IntegerRange, type ValueProblem } from '../data/value-checks.js';
 import { describeValue, invalid } from './issues.js';
 
 /**
@@ -80,14 +82,16 @@ const asDateTime: Decoder = (v) => {
  * The decoder of a kind on a dialect; `undefined` means the driver value is already the output.
  * Measured: SQLite gives datetimes as epoch-ms integers, booleans as 0/1, json as text, decimals as
  * numbers; PostgreSQL (with MikroORM's type parsers) gives timestamptz as text, bigint/numeric as text.
- * bigint and decimal are returned as strings on both, so no precision is lost and both agree.
+ * bigint and decimal are returned as strings on both, so no precision is lost and both agree; a
+ * decimal is written with its column's `scale` digits after the point (SQLite's 3.5 is "3.50", as
+ * PostgreSQL writes it).
  */
-export function decoderFor(kind: ValueKind, dialect: Dialect): Decoder | undefined {
+export function decoderFor(kind: ValueKind, dialect: Dialect, scale?: number): Decoder | undefined {
   switch (kind) {
     case 'boolean': return asBoolean;
     case 'datetime': return asDateTime;
-    case 'bigint':
-    case 'decimal': return asString;
+    case 'bigint': return asString;
+    case 'decimal': return scale === undefined ? asString : (v) => decimalText(v, scale);
     case 'json': return dialect === 'sqlite' ? asJsonFromText : undefined;
     case 'date': return asDate;
     default: return undefined;
@@ -122,6 +126,14 @@ export interface ValueTarget {
   readonly kind: ValueKind;
   /** Allowed values of an enum column; checked for equality operators only. */
   readonly enumValues?: readonly (string | number)[];
+  /** For an integer column: its range. */
+  readonly range?: IntegerRange;
+}
+
+/** The range of a `number` or `bigint` column that holds integers; spread into its `ColumnInfo`. */
+export function rangeOfColumn(kind: ValueKind, prop: EntityProperty): { range?: IntegerRange } {
+  const range = kind === 'number' || kind === 'bigint' ? integerRangeOf(prop) : undefined;
+  return range ? { range } : {};
 }
 
 /**
@@ -143,10 +155,15 @@ export function coerceValue(
   if (typeof value === 'string' && value.length > maxStringLength) {
     throw invalid(path, `the value has ${value.length} characters; the limit is ${maxStringLength}`, 'value_too_long');
   }
+  const refuse = (problem: ValueProblem | undefined): void => {
+    if (problem) throw new ValidationError(`${path}: ${problem.message}`, [{ path, message: problem.message, reason: problem.reason }]);
+  };
   let out: unknown;
   switch (target.kind) {
     case 'string':
       if (typeof value !== 'string') fail('a string');
+      // No stored text holds these, and PostgreSQL refuses a parameter with U+0000.
+      refuse(textProblem(value as string, path));
       out = value;
       break;
     case 'uuid':
@@ -155,13 +172,25 @@ export function coerceValue(
       break;
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) fail('a number');
+      // PostgreSQL reads the parameter as the column's type: a fraction or an overflow would fail there.
+      if (target.range) {
+        if (!Number.isInteger(value)) fail('an integer');
+        refuse(integerProblem(BigInt(value as number), target.range, path));
+      }
       out = value;
       break;
-    case 'bigint':
+    case 'bigint': {
+      const ok = typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'string' && INTEGER_TEXT.test(value);
+      if (!ok) fail('an integer or a string of digits');
+      const n = BigInt(value as string | number);
+      refuse(integerProblem(n, target.range ?? INTEGER_RANGES[64], path));
+      // PostgreSQL casts text to bigint exactly; SQLite compares a bound BigInt as a 64-bit integer.
+      out = dialect === 'postgresql' ? n.toString() : n;
+      break;
+    }
     case 'decimal': {
-      const pattern = target.kind === 'bigint' ? INTEGER_TEXT : DECIMAL_TEXT;
-      const ok = typeof value === 'number' ? Number.isFinite(value) && (target.kind === 'decimal' || Number.isInteger(value)) : typeof value === 'string' && pattern.test(value);
-      if (!ok) fail(target.kind === 'bigint' ? 'an integer or a string of digits' : 'a number or a decimal string such as "12.50"');
+      const ok = typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' && DECIMAL_TEXT.test(value);
+      if (!ok) fail('a number or a decimal string such as "12.50"');
       // PostgreSQL casts text to numeric exactly; SQLite compares numbers.
       out = dialect === 'postgresql' ? String(value) : Number(value);
       break;

@@ -1,6 +1,7 @@
 import { ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
 import type { Database } from '../data/database.js';
-import { decoderFor, kindOfProperty, type Decoder, type ValueKind } from './codecs.js';
+import type { IntegerRange } from '../data/value-checks.js';
+import { decoderFor, kindOfProperty, rangeOfColumn, type Decoder, type ValueKind } from './codecs.js';
 
 /** One readable column of a model: a scalar property, or the foreign key of an owning to-one relation. */
 export interface ColumnInfo {
@@ -13,6 +14,8 @@ export interface ColumnInfo {
   readonly nullable: boolean;
   readonly decode: Decoder | undefined;
   readonly enumValues?: readonly (string | number)[];
+  /** For an integer column: its range (filter values outside it are refused). */
+  readonly range?: IntegerRange;
   /** For a foreign key: the relation it belongs to (a restricted relation also hides its key). */
   readonly relation?: string;
   readonly primary: boolean;
@@ -112,8 +115,9 @@ function buildModelInfo(db: Database, className: string): ModelInfo {
         quoted: db.quote(single(prop.fieldNames, label)),
         kind,
         nullable: prop.nullable === true,
-        decode: decoderFor(kind, db.dialect),
+        decode: decoderFor(kind, db.dialect, prop.scale),
         ...(prop.enum && prop.items ? { enumValues: prop.items as (string | number)[] } : {}),
+        ...rangeOfColumn(kind, prop),
         primary: prop.name === pkName,
       });
       continue;
