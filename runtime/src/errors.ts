@@ -23,8 +23,9 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 /**
  * One problem inside an error response. `path` says where: a dotted path into the request body
- * (`title`, `filters[1].items[0].field`, `""` for the body itself), or `params.<name>` /
- * `query.<name>` for URL parts.
+ * (`title`, `filters[1].items[0].field`, `""` for the body itself), `params.<name>`, `query.<name>`
+ * or `headers.<name>`, or `url` / `method` for the request line. A detail without one gets its
+ * code's default path in the response (see `errorEnvelope`).
  */
 export interface ErrorDetail {
   path?: string;
@@ -66,6 +67,19 @@ export class ForbiddenError extends AppException {
 export class NotFoundError extends AppException {
   constructor(message: string = ERROR_CODES.NOT_FOUND.message, details: ErrorDetail[] = []) {
     super('NOT_FOUND', message, details);
+  }
+}
+
+/**
+ * 405: the URL exists, but not for this method. `allow` lists the methods it does serve, sent as the
+ * `Allow` header.
+ */
+export class MethodNotAllowedError extends AppException {
+  readonly allow: readonly string[];
+
+  constructor(allow: readonly string[], message: string = ERROR_CODES.METHOD_NOT_ALLOWED.message, details: ErrorDetail[] = []) {
+    super('METHOD_NOT_ALLOWED', message, details);
+    this.allow = allow;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * Every row of the contract's error table (§7 "Errors") through the app's HTTP surface, each answer
- * in the error envelope `{ success: false, message, data: null, error: { code, details } }`.
+ * The rows of the error table (`ERROR_CODES`) through the app's HTTP surface, each answer in the error
+ * envelope `{ success: false, message, data: null, error: { code, details } }` with a `path` in every
+ * detail. (503 and the errors Fastify and plugins raise: `error-envelope.test.ts`.)
  *
  * 409 needs a unique column, which the task app lacks, so this file adds a tiny `tags` resource
  * (`tags.name` unique) with its own router. (The fixture graph's `fixtures/models/label.ts` was not
@@ -70,6 +71,7 @@ class TagRouter extends BaseRouter<TagInput, TagInput> {
 }
 
 const INTERNAL = 'select secret_column from users -- internal detail';
+const INTERNAL_DETAILS = [{ path: '', message: 'Internal server error.', reason: 'internal_error' }];
 
 async function configure(app: FastifyInstance): Promise<void> {
   container.scoped(TagRepository).scoped(TagService);
@@ -89,8 +91,8 @@ async function configure(app: FastifyInstance): Promise<void> {
   });
 }
 
-/** The error envelope, exactly: keys, `data: null`, a code and an array of details. */
-function expectError(res: LightMyRequestResponse, status: number, code: string): { message: string; details: { path?: string; message: string }[] } {
+/** The error envelope, exactly: keys, `data: null`, a code and details that each have a path. */
+function expectError(res: LightMyRequestResponse, status: number, code: string): { message: string; details: { path: string; message: string; reason?: string }[] } {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   const body = res.json();
@@ -99,6 +101,8 @@ function expectError(res: LightMyRequestResponse, status: number, code: string):
   expect(Object.keys(body.error)).toEqual(['code', 'details']);
   expect(typeof body.message).toBe('string');
   expect(body.message.length).toBeGreaterThan(0);
+  expect(body.error.details.length).toBeGreaterThan(0);
+  for (const detail of body.error.details) expect(typeof detail.path).toBe('string');
   return { message: body.message, details: body.error.details };
 }
 
@@ -114,18 +118,21 @@ describeFixtureApp(
         const res = await ctx.request('admin', { method: 'POST', url: '/tasks/', headers: { 'content-type': 'application/json' }, payload });
         const { message, details } = expectError(res, 400, 'BAD_REQUEST');
         expect(message).toBe('The body is not valid JSON.');
-        expect(details).toEqual([]);
+        expect(details).toEqual([{ path: '', message, reason: 'invalid_json' }]);
       }
       expect(await ctx.countTasks()).toBe(0);
     });
 
     it('401 UNAUTHENTICATED: no credential on a guarded route', async () => {
-      expectError(await ctx.request('anonymous', { method: 'GET', url: '/tasks/' }), 401, 'UNAUTHENTICATED');
-      expectError(await ctx.request('anonymous', { method: 'POST', url: '/tags/', payload: { name: 'x' } }), 401, 'UNAUTHENTICATED');
+      for (const [method, url] of [['GET', '/tasks/'], ['POST', '/tags/']] as const) {
+        const res = await ctx.request('anonymous', { method, url, ...(method === 'POST' ? { payload: { name: 'x' } } : {}) });
+        expect(expectError(res, 401, 'UNAUTHENTICATED').details).toEqual([expect.objectContaining({ path: 'headers.authorization', reason: 'credentials_required' })]);
+      }
     });
 
     it('403 FORBIDDEN: an action the role lacks', async () => {
-      expectError(await ctx.request('viewer', { method: 'POST', url: '/tasks/', payload: { title: 'x' } }), 403, 'FORBIDDEN');
+      const res = await ctx.request('viewer', { method: 'POST', url: '/tasks/', payload: { title: 'x' } });
+      expect(expectError(res, 403, 'FORBIDDEN').details).toEqual([expect.objectContaining({ path: 'headers.authorization', reason: 'permission_denied' })]);
       // The editor may do anything to tasks, nothing to tags.
       expectError(await ctx.request('editor', { method: 'GET', url: '/tags/' }), 403, 'FORBIDDEN');
       expect(await ctx.countTasks()).toBe(0);
@@ -141,7 +148,30 @@ describeFixtureApp(
       ['GET', '/tags/00000000-0000-4000-8000-000000000000'],
     ] as const)('404 NOT_FOUND: %s %s (a missing record or route)', async (method, url) => {
       const res = await ctx.request('admin', { method, url, ...(method === 'PATCH' ? { payload: { title: 'x' } } : {}) });
-      expectError(res, 404, 'NOT_FOUND');
+      const { details } = expectError(res, 404, 'NOT_FOUND');
+      // A missing record is the id in the URL; an unknown route is the URL itself, never quoted.
+      expect(details).toEqual([expect.objectContaining({ path: url.startsWith('/nope') || url.endsWith('/b') ? 'url' : 'params.id' })]);
+      expect(res.body).not.toContain(url);
+    });
+
+    it.each([
+      ['DELETE', '/tasks/', 'GET, HEAD, POST'],
+      ['PATCH', '/tags/', 'GET, HEAD, POST'],
+      ['GET', '/tasks/search', 'POST'],
+      ['GET', '/tags/search', 'POST'],
+    ] as const)('405 METHOD_NOT_ALLOWED: %s %s, with Allow: %s', async (method, url, allow) => {
+      const res = await ctx.request('admin', { method, url });
+      expect(expectError(res, 405, 'METHOD_NOT_ALLOWED').details).toEqual([expect.objectContaining({ path: 'method' })]);
+      expect(res.headers.allow).toBe(allow);
+    });
+
+    it('414 URI_TOO_LONG: an id over the length limit, not echoed', async () => {
+      const id = 'z'.repeat(5000);
+      for (const url of [`/tasks/${id}`, `/tags/${id}`]) {
+        const res = await ctx.request('admin', { method: 'GET', url });
+        expect(expectError(res, 414, 'URI_TOO_LONG').details).toEqual([expect.objectContaining({ path: 'params.id' })]);
+        expect(res.body).not.toContain('zzzz');
+      }
     });
 
     it('409 CONFLICT: a duplicate unique value on create and on update, without echoing it', async () => {
@@ -149,7 +179,7 @@ describeFixtureApp(
       const first = await ctx.request('admin', { method: 'POST', url: '/tags/', payload: { name } });
       expect(first.statusCode).toBe(201);
       const dup = await ctx.request('admin', { method: 'POST', url: '/tags/', payload: { name } });
-      expectError(dup, 409, 'CONFLICT');
+      expect(expectError(dup, 409, 'CONFLICT').details).toEqual([expect.objectContaining({ path: 'name', reason: 'unique' })]);
       expect(dup.body).not.toContain(name);
 
       const other = await ctx.request('admin', { method: 'POST', url: '/tags', payload: { name: 'other' } });
@@ -165,7 +195,7 @@ describeFixtureApp(
       const payload = JSON.stringify({ title: 'big', description: 'x'.repeat(1024 * 1024) });
       for (const url of ['/tasks/', '/tags/']) {
         const res = await ctx.request('admin', { method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
-        expectError(res, 413, 'PAYLOAD_TOO_LARGE');
+        expect(expectError(res, 413, 'PAYLOAD_TOO_LARGE').details).toEqual([expect.objectContaining({ path: '' })]);
       }
       // Just under the limit is parsed (and then fails validation on the 1024-character column).
       const under = JSON.stringify({ title: 'big', description: 'x'.repeat(1024 * 1024 - 64) });
@@ -182,7 +212,7 @@ describeFixtureApp(
       ['application/json-patch+json'],
     ])('415 UNSUPPORTED_MEDIA_TYPE: %s carrying JSON, nothing written', async (contentType) => {
       const res = await ctx.request('admin', { method: 'POST', url: '/tasks/', headers: { 'content-type': contentType }, payload: '{"title":"smuggled"}' });
-      expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+      expect(expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE').details).toEqual([expect.objectContaining({ path: 'headers.content-type' })]);
       expect(await ctx.countTasks()).toBe(0);
     });
 
@@ -234,7 +264,7 @@ describeFixtureApp(
         for (const url of ['/custom/boom', '/plain/boom']) {
           const res = await ctx.request('admin', { method: 'GET', url });
           expect(res.statusCode).toBe(500);
-          expect(res.json()).toEqual({ success: false, message: 'Internal server error.', data: null, error: { code: 'INTERNAL_ERROR', details: [] } });
+          expect(res.json()).toEqual({ success: false, message: 'Internal server error.', data: null, error: { code: 'INTERNAL_ERROR', details: INTERNAL_DETAILS } });
           expect(res.body).not.toMatch(/secret_column|Error|at .*\.ts/);
         }
       } finally {
@@ -247,7 +277,7 @@ describeFixtureApp(
       process.env.ENVIRONMENT = 'production';
       try {
         const res = await ctx.request('admin', { method: 'GET', url: '/custom/boom' });
-        expect(res.json()).toEqual({ success: false, message: 'Internal server error.', data: null, error: { code: 'INTERNAL_ERROR', details: [] } });
+        expect(res.json()).toEqual({ success: false, message: 'Internal server error.', data: null, error: { code: 'INTERNAL_ERROR', details: INTERNAL_DETAILS } });
       } finally {
         if (saved === undefined) delete process.env.ENVIRONMENT;
         else process.env.ENVIRONMENT = saved;

@@ -4,7 +4,7 @@ import {
   NotNullConstraintViolationException,
   UniqueConstraintViolationException,
 } from '@mikro-orm/core';
-import { ConflictError, type ErrorDetail } from '../errors.js';
+import { ConflictError, NotFoundError, type ErrorDetail } from '../errors.js';
 
 /** What the drivers tell about a violation; PostgreSQL's fields are copied onto MikroORM's exception. */
 interface DriverDetails {
@@ -12,6 +12,15 @@ interface DriverDetails {
   table?: string;
   column?: string;
   detail?: string;
+}
+
+/**
+ * 404 for a record looked up by id. The path is `params.id`, where Core's routes take the id from, and
+ * the message does not quote the id: it is the caller's input.
+ */
+export function notFoundError(table: string): NotFoundError {
+  const message = `No ${table} record with this id.`;
+  return new NotFoundError(message, [{ path: 'params.id', reason: 'not_found', message }]);
 }
 
 /**
@@ -30,7 +39,8 @@ export function toConflictError(error: unknown, fallbackTable: string, operation
     const message =
       `Cannot delete this ${fallbackTable} record: ${referencedFrom ? `${referencedFrom} records` : 'other records'} ` +
       'still refer to it. Delete or reassign them first.';
-    return new ConflictError(message, [{ reason: 'restrict', message }], { cause: error });
+    // The record at fault is the one the URL names.
+    return new ConflictError(message, [{ path: 'params.id', reason: 'restrict', message }], { cause: error });
   }
   const located = locate(info, fallbackTable);
   const { table, columns } = located;

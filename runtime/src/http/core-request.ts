@@ -34,7 +34,8 @@ export function useCoreRequest(app: FastifyInstance, options: { bodyLimit?: numb
       try {
         done(null, secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' }));
       } catch {
-        done(new BadRequestError('The body is not valid JSON.'), undefined);
+        const message = 'The body is not valid JSON.';
+        done(new BadRequestError(message, [{ path: '', message, reason: 'invalid_json' }]), undefined);
       }
     },
   );
