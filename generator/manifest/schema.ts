@@ -52,6 +52,12 @@ export const FieldSchema = Type.Object(
     output: Type.Optional(Type.Boolean({ description: 'false: never returned (e.g. a hash)' })),
     readonly: Type.Optional(Type.Boolean({ description: 'Output only, set by the system (e.g. created_at)' })),
     auto: Type.Optional(oneOf(['now', 'now_on_update'] as const, 'Set by the system: on create (now) or on every write (now_on_update)')),
+    version: Type.Optional(
+      Type.Boolean({
+        description:
+          "integer: the record's version, output only: 1 on create, +1 on every update (checked by the database, so If-Match is one compare-and-set); the ETag derives from it. At most one per resource, not primary, not nullable",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

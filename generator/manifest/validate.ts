@@ -114,9 +114,12 @@ function semanticIssues(m: Manifest): ManifestIssue[] {
   if (primary.length !== 1) {
     add('$.fields', primary.length === 0 ? 'needs exactly one field with "primary": true' : `has ${primary.length} primary fields (${primary.map(([n]) => n).join(', ')}); composite keys are not supported`);
   }
+  const versions = fields.filter(([, f]) => f.version === true).map(([n]) => n);
+  if (versions.length > 1) add('$.fields', `has ${versions.length} version fields (${versions.join(', ')}); a resource has at most one`);
   for (const [name, f] of fields) {
     const at = `$.fields.${name}`;
     if (RESERVED.has(name)) add(at, `"${name}" is reserved; choose another field name`);
+    if (f.version === true) versionIssues(f, at, add);
     if (f.primary && !['uuid', 'integer', 'bigint', 'string'].includes(f.type)) add(`${at}.type`, `a primary key must be uuid, integer, bigint or string, got "${f.type}"`);
     if (f.primary && f.nullable) add(`${at}.nullable`, 'a primary key cannot be nullable');
     if (f.type === 'enum' && !f.values) add(at, 'an enum field needs "values"');
@@ -153,6 +156,17 @@ function semanticIssues(m: Manifest): ManifestIssue[] {
     if (r.on_delete === 'set null' && toOne && r.nullable === false) add(`${at}.on_delete`, '"set null" needs a nullable relation');
   }
   return issues;
+}
+
+/** A version column counts updates: an integer the system sets, starting at 1, on every record. */
+function versionIssues(f: FieldSpec, at: string, add: (path: string, message: string) => void): void {
+  if (f.type !== 'integer') add(`${at}.version`, `"version" applies to integer fields, this one is "${f.type}"`);
+  if (f.primary) add(`${at}.version`, 'the primary key cannot be the version; add a separate integer field with "version": true');
+  if (f.nullable) add(`${at}.nullable`, 'a version field cannot be nullable: every record has a version, 1 when created');
+  if (f.default !== undefined) add(`${at}.default`, 'a version field starts at 1 by itself; remove "default"');
+  if (f.create === true || f.update === true) {
+    add(`${at}.${f.create === true ? 'create' : 'update'}`, 'a version field is set by the system, never by a body; remove "create" / "update"');
+  }
 }
 
 function defaultProblem(f: FieldSpec): string | null {

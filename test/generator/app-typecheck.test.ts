@@ -1,6 +1,6 @@
 /**
  * Generated apps compile and work in a project: the relation graph (every relation kind, across six
- * apps), every field type and the minimal app, generated into one temporary project that uses this
+ * apps), every field type, the minimal app and a versioned one, generated into one temporary project that uses this
  * repository's node_modules and the runtime's source (`@core/runtime` → runtime/src/index.ts). One
  * `tsc --noEmit` with the project's own tsconfig, then the project's generated endpoint tests (vitest,
  * in-memory SQLite) — what `npm test` runs in a real project.
@@ -17,7 +17,7 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { GOLDEN_DIR, runGoldenCase } from './golden-runner.js';
 
 const GRAPH = ['projects', 'tasks', 'comments', 'labels', 'users', 'profiles'];
-const OTHERS = ['samples', 'notes'];
+const OTHERS = ['samples', 'notes', 'documents'];
 const RUNTIME_ENTRY = join(REPO_ROOT, 'runtime/src/index.ts');
 const root = mkdtempSync(join(tmpdir(), 'core-app-typecheck-'));
 
@@ -25,6 +25,7 @@ beforeAll(async () => {
   cpSync(join(GOLDEN_DIR, 'relation-graph/input'), root, { recursive: true });
   cpSync(join(GOLDEN_DIR, 'every-field-type/input/src/apps/samples'), join(root, 'src/apps/samples'), { recursive: true });
   cpSync(join(GOLDEN_DIR, 'minimal/input/src/apps/notes'), join(root, 'src/apps/notes'), { recursive: true });
+  cpSync(join(GOLDEN_DIR, 'versioned/input/src/apps/documents'), join(root, 'src/apps/documents'), { recursive: true });
   await runGoldenCase(root, { description: '', command: 'startapp', apps: [...GRAPH, ...OTHERS] });
 
   writeFileSync(join(root, 'package.json'), `${JSON.stringify({ name: 'typecheck', private: true, type: 'module' }, null, 2)}\n`);
@@ -87,9 +88,9 @@ describe('generated apps in a project', () => {
     expect(readFileSync(join(root, 'src/main.ts'), 'utf8')).toContain('kernel.addPlugin(new ProfilesPlugin());');
   }, 120_000);
 
-  it('pass their own generated endpoint tests (every field type, the minimal app)', async () => {
+  it('pass their own generated endpoint tests (every field type, the minimal app, the versioned app)', async () => {
     const tests = await run('vitest/vitest.mjs', ['run', ...OTHERS.map((m) => `test/apps/${m}.test.ts`)]);
-    expect(tests.output).toMatch(/Tests\s+16 passed \(16\)/);
+    expect(tests.output).toMatch(/Tests\s+24 passed \(24\)/);
     expect(tests.code).toBe(0);
   }, 120_000);
 

@@ -241,3 +241,25 @@ describe('decimal precision and scale', () => {
     });
   });
 });
+
+describe('"version": true', () => {
+  it('is accepted on one non-null integer field that is not the key', () => {
+    expect(issuesOf(withField('version', { type: 'integer', version: true }))).toEqual([]);
+    expect(issuesOf(withField('revision', { type: 'integer', version: true, readonly: true, description: 'Bumped on every write' }))).toEqual([]);
+  });
+
+  it.each([
+    ['not a boolean', withField('v', { type: 'integer', version: 'yes' }), '$.fields.v.version', /expected boolean/],
+    ['on a string', withField('v', { type: 'string', version: true }), '$.fields.v.version', /applies to integer fields, this one is "string"/],
+    ['on a bigint', withField('v', { type: 'bigint', version: true }), '$.fields.v.version', /applies to integer fields/],
+    ['on the primary key', { ...seed, fields: { ...seed.fields, id: { type: 'integer', primary: true, version: true } } }, '$.fields.id.version', /primary key cannot be the version/],
+    ['nullable', withField('v', { type: 'integer', version: true, nullable: true }), '$.fields.v.nullable', /cannot be nullable/],
+    ['with a default', withField('v', { type: 'integer', version: true, default: 0 }), '$.fields.v.default', /starts at 1 by itself/],
+    ['writable on create', withField('v', { type: 'integer', version: true, create: true }), '$.fields.v.create', /set by the system/],
+    ['writable on update', withField('v', { type: 'integer', version: true, update: true }), '$.fields.v.update', /set by the system/],
+    ['twice', { ...seed, fields: { ...seed.fields, a: { type: 'integer', version: true }, b: { type: 'integer', version: true } } }, '$.fields', /2 version fields \(a, b\); a resource has at most one/],
+  ])('is refused %s', (_name, manifest, path, message) => {
+    const issues = issuesOf(manifest);
+    expect(issues.find((i) => i.path === path), JSON.stringify(issues)).toMatchObject({ message: expect.stringMatching(message) });
+  });
+});

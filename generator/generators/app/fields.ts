@@ -9,6 +9,8 @@ import { array, call, chain, literal, options, str, type Expr, type Literal } fr
 
 /** `bigint` values travel as strings; 18 digits always fit a signed 64-bit column. */
 const BIGINT_PATTERN = '^-?\\d{1,18}$';
+/** What the API docs say of a version field the manifest does not describe. */
+export const VERSION_DESCRIPTION = 'Version of the record: 1 when created, one more after every update; its ETag derives from it';
 /** `string` without `max_length`. */
 export const DEFAULT_STRING_LENGTH = 255;
 
@@ -18,8 +20,10 @@ export interface FieldInfo {
   readonly type: FieldType;
   readonly nullable: boolean;
   readonly primary: boolean;
-  /** Set by the system, never by a body: a generated primary key or an `auto` timestamp. */
+  /** Set by the system, never by a body: a generated primary key, an `auto` timestamp or the version. */
   readonly generated: boolean;
+  /** The record's version column (`"version": true`): 1 on create, incremented by every update. */
+  readonly version: boolean;
   /** Accepted by `POST` (create schema). */
   readonly inCreate: boolean;
   /** Accepted by `PUT`/`PATCH` (update schema). */
@@ -36,7 +40,8 @@ export function fieldInfo(name: string, spec: FieldSpec): FieldInfo {
   const primary = spec.primary === true;
   // uuid keys get a v4 on insert, integer keys are auto-increment: neither is ever sent.
   const generatedKey = primary && (spec.type === 'uuid' || spec.type === 'integer' || spec.type === 'bigint');
-  const generated = generatedKey || spec.auto !== undefined;
+  const version = spec.version === true;
+  const generated = generatedKey || spec.auto !== undefined || version;
   const writable = spec.readonly !== true && !generated;
   return {
     name,
@@ -45,6 +50,7 @@ export function fieldInfo(name: string, spec: FieldSpec): FieldInfo {
     nullable: spec.nullable === true,
     primary,
     generated,
+    version,
     inCreate: writable && spec.create !== false,
     inUpdate: writable && !primary && spec.update !== false,
     inOutput: spec.output !== false,
@@ -93,6 +99,8 @@ export function modelBuilder(f: FieldInfo): Expr {
   if (s.output === false) links.push(['hidden']);
   if (s.auto !== undefined) links.push(['onCreate', '() => new Date()']);
   if (s.auto === 'now_on_update') links.push(['onUpdate', '() => new Date()']);
+  // Rows start at version 1; the repository increments it (defineModel's `version` option).
+  if (f.version) links.push(['default', '1']);
   return chain(builderHead(f), ...links);
 }
 
@@ -142,7 +150,7 @@ export function inputSchema(f: FieldInfo): Expr {
 
 /** The field in the output schema: always present; null allowed when nullable. */
 export function outputSchema(f: FieldInfo): Expr {
-  const outer: [string, Literal | undefined][] = [['description', f.spec.description]];
+  const outer: [string, Literal | undefined][] = [['description', f.spec.description ?? (f.version ? VERSION_DESCRIPTION : undefined)]];
   return f.nullable && f.type !== 'json' ? nullable(f, 'output', outer) : typed(f, 'output', outer);
 }
 

@@ -47,6 +47,7 @@ export type ModelClass<M extends Base = Base> = (new () => M) & { readonly table
 type ModelProperties = Record<string, unknown> | ((builders: typeof defineEntity.properties) => Record<string, unknown>);
 
 const registry = new Map<string, EntitySchema>();
+const versions = new WeakMap<ModelClass, string>();
 
 /**
  * `defineEntity` in its class form, with the table name taken from the class, and the schema recorded
@@ -55,8 +56,23 @@ const registry = new Map<string, EntitySchema>();
 export function defineModel<M extends Base>(
   model: ModelClass<M>,
   properties: ModelProperties,
-  options: { indexes?: { properties: (keyof M & string)[]; name?: string }[]; uniques?: { properties: (keyof M & string)[]; name?: string }[] } = {},
+  options: {
+    indexes?: { properties: (keyof M & string)[]; name?: string }[];
+    uniques?: { properties: (keyof M & string)[]; name?: string }[];
+    /**
+     * The record's version column: an integer property starting at 1 (give it `.default(1)`) that
+     * Core's repositories increment on every update with a compare-and-set, and from which the
+     * record's ETag derives (see runtime/src/data/README.md).
+     */
+    version?: keyof M & string;
+  } = {},
 ): EntitySchema<M> {
+  if (options.version !== undefined) {
+    if (typeof properties === 'object' && !(options.version in properties)) {
+      throw new TypeError(`defineModel(${model.name}): the version property "${options.version}" is not among its properties`);
+    }
+    versions.set(model, options.version);
+  }
   const schema = defineEntity<M>({
     class: model,
     tableName: model.tableName,
@@ -66,6 +82,11 @@ export function defineModel<M extends Base>(
   } as Parameters<typeof defineEntity<M>>[0]);
   registry.set(model.name, schema as unknown as EntitySchema);
   return schema;
+}
+
+/** The version property `defineModel` was given for `model`, if any. */
+export function versionPropertyOf(model: ModelClass): string | undefined {
+  return versions.get(model);
 }
 
 /** Every schema defined with `defineModel` so far, by class name. */

@@ -3,10 +3,12 @@ import { getContext } from '../context/context.js';
 import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
 import { ModelReader, type ListParams, type ModelReaderOptions, type ReadOptions, type SearchRequest } from '../search/index.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
-import type { Base, ModelClass } from './base.js';
+import { versionPropertyOf, type Base, type ModelClass } from './base.js';
 import { dbManager, type Database } from './database.js';
+import { setRowETag } from './etag.js';
 import { InsertPlan } from './insert-plan.js';
-import { toConflictError } from './repository-errors.js';
+import { RecordTags } from './record-tags.js';
+import { notFoundError, toConflictError } from './repository-errors.js';
 import { WritePlan, type Id, type RelatedCheck } from './repository-input.js';
 import type { Page, Row } from './types.js';
 import { useRelationKeys } from './wire-names.js';
@@ -34,6 +36,19 @@ export interface UpdateOptions {
    * restricted fields, so a replace never resets what the caller may not see.
    */
   keep?: Iterable<string>;
+  /**
+   * The `If-Match` header's text: the update runs only if the record's current ETag is one of the
+   * tags listed (or `*`); otherwise `PreconditionFailedError` (412) and nothing is written. Checked in
+   * the update's transaction, race-free (see runtime/src/data/README.md).
+   */
+  ifMatch?: string;
+  /** Also compute the record's new ETag, for `etagOf(row)` on the returned row (what a PUT or PATCH answers). */
+  etag?: boolean;
+}
+
+export interface DeleteOptions {
+  /** As `UpdateOptions.ifMatch`: the delete runs only if the record's current ETag matches. */
+  ifMatch?: string;
 }
 
 /**
@@ -111,8 +126,8 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * atomic by itself, and on PostgreSQL that saves two round trips (see runtime/src/uow/README.md).
    */
   async create(data: C): Promise<Row<M>> {
-    const { plan, insert } = this.state();
-    const { values, related } = plan.prepare(data, 'create');
+    const { plan, insert, tags } = this.state();
+    const { values, related } = plan.prepare(data, 'create', withVersion(undefined, tags));
     return UnitOfWork.run(
       async (uow, opened) => {
         if (related.length > 0) await this.checkRelated(related);
@@ -134,37 +149,62 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     );
   }
 
-  /** Changes one record (patch by default, full replace with `{ replace: true }`) and returns it as `get` would. */
+  /**
+   * Changes one record (patch by default, full replace with `{ replace: true }`) and returns it as `get`
+   * would. With `ifMatch`, only if the record still has one of those ETags; with `etag`, the returned
+   * row carries its new ETag (`etagOf(row)`). A model with a version column has it incremented.
+   */
   async update(id: Id, data: U, options: UpdateOptions = {}): Promise<Row<M>> {
-    const { plan } = this.state();
+    const { plan, tags } = this.state();
     const key = plan.parseId(id);
-    const { values, related } = plan.prepare(data, options.replace ? 'replace' : 'patch', options.keep);
+    const { values, related } = plan.prepare(data, options.replace ? 'replace' : 'patch', withVersion(options.keep, tags));
     return UnitOfWork.run(
       async (uow) => {
+        // First: a stale If-Match writes nothing, and the row stays locked for the rest of the unit.
+        let tag = await tags.beforeWrite(uow, key, options.ifMatch, 'update');
         await this.checkRelated(related);
         const populate = plan.collectionProps(values);
         const entity = await uow.em.findOne(this.model, key as never, populate.length > 0 ? { populate: populate as never } : {});
-        if (!entity) throw this.notFound(key);
+        if (!entity) throw this.notFound();
         uow.em.assign(entity, values as never, { mergeObjectProperties: false });
         await this.flush(uow);
-        return this.readBack(key);
+        // Read before the row: a tag older than its row can only cause a needless 412, never a lost update.
+        if (options.etag) tag ??= (await tags.current(key)) ?? undefined;
+        const row = await this.readBack(key);
+        if (options.etag && tag !== undefined) setRowETag(row, tag);
+        return row;
       },
       { db: this.db },
     );
   }
 
-  /** Deletes one record. */
-  async delete(id: Id): Promise<void> {
-    const key = this.state().plan.parseId(id);
+  /** Deletes one record; with `ifMatch`, only if the record still has one of those ETags. */
+  async delete(id: Id, options: DeleteOptions = {}): Promise<void> {
+    const { plan, tags } = this.state();
+    const key = plan.parseId(id);
     return UnitOfWork.run(
       async (uow) => {
+        await tags.beforeWrite(uow, key, options.ifMatch, 'delete');
         const entity = await uow.em.findOne(this.model, key as never);
-        if (!entity) throw this.notFound(key);
+        if (!entity) throw this.notFound();
         uow.em.remove(entity);
         await this.flush(uow, 'delete');
       },
       { db: this.db },
     );
+  }
+
+  /**
+   * The record's current ETag (what `GET` sends and `If-Match` is compared with), or null when there is
+   * none. One read of the stored state: the version column, or else every column plus the ids of the
+   * many-to-many links the record owns. `options.include` is checked as `get` checks it.
+   */
+  async etag(id: Id, options: ReadOptions = {}): Promise<string | null> {
+    const { plan, tags, reader } = this.state();
+    // A view checks its includes before any SQL (unknown → 422, restricted → 403); an empty read does
+    // the same checks and sends nothing, so a view that will be refused sends no statement for its tag.
+    if (options.include !== undefined) await reader.getByIds([], options);
+    return tags.current(plan.parseId(id));
   }
 
   /** Flushes the unit, turning constraint violations into `ConflictError`s. */
@@ -179,7 +219,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   private async readBack(id: Id): Promise<Row<M>> {
     const row = await this.reader.get(id);
     // Only possible if a hook or trigger removed the row in the same transaction.
-    if (!row) throw this.notFound(id);
+    if (!row) throw this.notFound();
     return row;
   }
 
@@ -205,9 +245,8 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     }
   }
 
-  private notFound(id: Id): NotFoundError {
-    const table = this.model.tableName;
-    return new NotFoundError(`No ${table} record with id ${id}`, [{ path: 'id', reason: 'not_found', message: `No ${table} record with id ${id}` }]);
+  private notFound(): NotFoundError {
+    return notFoundError(this.model.tableName);
   }
 
   private state(): RepositoryState<M> {
@@ -223,6 +262,7 @@ interface RepositoryState<M extends Base = Base> {
   readonly reader: ModelReader<M>;
   readonly plan: WritePlan;
   readonly insert: InsertPlan;
+  readonly tags: RecordTags;
 }
 const states = new WeakMap<Database, Map<string, RepositoryState>>();
 
@@ -247,10 +287,17 @@ function sharedState<M extends Base>(
     state = {
       db,
       reader: new ModelReader<M>(db, model, readerOptions) as unknown as ModelReader<Base>,
-      plan: new WritePlan(meta, relationKeys),
+      plan: new WritePlan(meta, relationKeys, db.dialect),
       insert: new InsertPlan(db, meta),
+      tags: new RecordTags(db, meta, versionPropertyOf(model), () => notFoundError(model.tableName)),
     };
     byKey.set(key, state);
   }
   return state as unknown as RepositoryState<M>;
+}
+
+/** `keep` plus the version column: it is never written from input (a replace would reset it to 1). */
+function withVersion(keep: Iterable<string> | undefined, tags: RecordTags): Iterable<string> | undefined {
+  if (tags.versionProperty === undefined) return keep;
+  return keep === undefined ? [tags.versionProperty] : [...keep, tags.versionProperty];
 }

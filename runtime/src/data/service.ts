@@ -1,8 +1,8 @@
-import { NotFoundError } from '../errors.js';
 import type { ListParams, ReadOptions, SearchRequest } from '../search/index.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Base, ModelClass } from './base.js';
-import { BaseRepository, type Id, type UpdateOptions } from './repository.js';
+import { BaseRepository, type DeleteOptions, type Id, type UpdateOptions } from './repository.js';
+import { notFoundError } from './repository-errors.js';
 import type { Page, Row } from './types.js';
 
 export interface ServiceOptions<M extends Base, C extends object, U extends object> {
@@ -30,6 +30,10 @@ export interface ServiceOptions<M extends Base, C extends object, U extends obje
  * Missing records: `get` throws `NotFoundError` here (the repository returns null, so other callers can
  * tell "absent" from "failed" without a try/catch); `update` and `delete` of a missing id throw
  * `NotFoundError` from the repository.
+ *
+ * Concurrency: `update` and `delete` with `{ ifMatch }` (an `If-Match` header) write only if the
+ * record's ETag still matches, else `PreconditionFailedError` (412); the repository checks it at the
+ * start of step 2, in the unit's transaction.
  */
 export class BaseService<M extends Base, C extends object = Record<string, unknown>, U extends object = Partial<C>> {
   readonly model: ModelClass<M>;
@@ -49,7 +53,7 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   /** The record with this id; `NotFoundError` when there is none. */
   async get(id: Id, options: ReadOptions = {}): Promise<Row<M>> {
     const row = await this.repository.get(id, options);
-    if (!row) throw new NotFoundError(`No ${this.model.tableName} record with id ${id}`, [{ path: 'id', reason: 'not_found', message: `No ${this.model.tableName} record with id ${id}` }]);
+    if (!row) throw notFoundError(this.model.tableName);
     return row;
   }
 
@@ -95,11 +99,11 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
     });
   }
 
-  delete(id: Id): Promise<void> {
+  delete(id: Id, options: DeleteOptions = {}): Promise<void> {
     return this.inUnit(async (uow) => {
       const pre = this.preDelete(id);
       if (isPromise(pre)) await pre;
-      await this.repository.delete(id);
+      await this.repository.delete(id, options);
       const post = this.postDelete(id, uow);
       if (isPromise(post)) await post;
     });
@@ -122,6 +126,11 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
 
   /** Runs after the delete, before the commit. */
   protected postDelete(_id: Id, _uow: UnitOfWork): void | Promise<void> {}
+
+  /** The record's current ETag, or null when there is none (see `BaseRepository.etag`). */
+  etag(id: Id, options: ReadOptions = {}): Promise<string | null> {
+    return this.repository.etag(id, options);
+  }
 
   private inUnit<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T>): Promise<T> {
     return UnitOfWork.run(fn, { db: this.repository.db });

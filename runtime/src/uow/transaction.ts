@@ -254,7 +254,11 @@ export class UnitTransaction {
     const client = this.baseClient();
     const conn = await client.acquireConnection();
     try {
-      await this.execute(conn, 'begin');
+      // SQLite: IMMEDIATE takes the write lock now, so a unit that reads and then writes (an If-Match
+      // check, a read-back) never meets another process's commit in between: writers queue here, within
+      // the busy timeout, instead of failing half-way with SQLITE_BUSY. In one process the pool's
+      // single connection already serialises units.
+      await this.execute(conn, this.sqlite ? 'begin immediate' : 'begin');
     } catch (err) {
       void client.releaseConnection(conn);
       throw err;

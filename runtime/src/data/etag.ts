@@ -1,0 +1,157 @@
+/**
+ * Entity tags of records: what `GET /tasks/{id}` sends as `ETag` and what `If-Match` is compared with.
+ *
+ * A tag is a strong validator, `"` + 22 base64url characters + `"`: the first 132 bits of an
+ * HMAC-SHA256, keyed with a key derived from the database's secret (`SECRET_KEY`), over the record's
+ * stored state (see record-tags.ts). Keyed, so a tag says nothing about the values it covers, not even
+ * to a caller who can guess them; a caller who may not see a field cannot learn its value from the tag,
+ * only that something changed. The README of this folder explains the whole mechanism.
+ */
+import { hash, hkdfSync } from 'node:crypto';
+
+const HMAC_BLOCK = 64;
+const SHA256_BYTES = 32;
+/** 22 base64url characters: 132 bits of the MAC. */
+const TAG_CHARS = 22;
+
+/**
+ * HMAC-SHA256 tags with one key per secret. The pads are computed once and the message is written
+ * into a buffer the signer keeps, so a tag costs two one-shot `crypto.hash` calls (`createHmac` sets
+ * up a new object per call); the test checks it against `createHmac`.
+ */
+export class ETagSigner {
+  private static readonly bySecret = new Map<string, ETagSigner>();
+  /** key ⊕ ipad (one block), then room for the message. */
+  private inner: Buffer;
+  /** key ⊕ opad (one block), then the inner digest. */
+  private readonly outer: Buffer;
+
+  private constructor(secret: string) {
+    const key = Buffer.from(hkdfSync('sha256', secret, 'core-etag-salt', 'core/etag/hmac-sha256', SHA256_BYTES));
+    this.inner = Buffer.alloc(HMAC_BLOCK + 256, 0x36);
+    this.outer = Buffer.alloc(HMAC_BLOCK + SHA256_BYTES, 0x5c);
+    for (let i = 0; i < key.length; i++) {
+      this.inner[i]! ^= key[i]!;
+      this.outer[i]! ^= key[i]!;
+    }
+  }
+
+  static forSecret(secret: string): ETagSigner {
+    let signer = ETagSigner.bySecret.get(secret);
+    if (!signer) ETagSigner.bySecret.set(secret, (signer = new ETagSigner(secret)));
+    return signer;
+  }
+
+  /** The quoted tag of `message`. */
+  tag(message: string): string {
+    return `"${this.mac(message).slice(0, TAG_CHARS)}"`;
+  }
+
+  /** HMAC-SHA256 of `message` (UTF-8), base64url. */
+  mac(message: string): string {
+    const length = HMAC_BLOCK + Buffer.byteLength(message);
+    if (length > this.inner.length) {
+      const grown = Buffer.allocUnsafe(length * 2);
+      this.inner.copy(grown, 0, 0, HMAC_BLOCK);
+      this.inner = grown;
+    }
+    this.inner.write(message, HMAC_BLOCK, 'utf8');
+    this.outer.write(hash('sha256', this.inner.subarray(0, length), 'binary'), HMAC_BLOCK, SHA256_BYTES, 'latin1');
+    return hash('sha256', this.outer, 'base64url');
+  }
+}
+
+/**
+ * One stored value as text, the same for equal values and different for different ones: the parts of
+ * a tag's message are joined with NUL, which none of these forms contains (JSON escapes it).
+ */
+export function canonicalValue(value: unknown): string {
+  if (value === null || value === undefined) return 'N';
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+    case 'bigint':
+      return `#${value}`;
+    case 'boolean':
+      return value ? 'T' : 'F';
+  }
+  if (value instanceof Date) return `@${value.getTime()}`;
+  if (ArrayBuffer.isView(value)) return `x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+  // json columns (objects, arrays) as their JSON text; a bigint inside one as its digits
+  return `J${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`;
+}
+
+/**
+ * An `If-Match` header, parsed: `*` (any current record), the strong tags it lists, or malformed.
+ * Weak tags (`W/"…"`) are dropped: `If-Match` compares strongly, so they can never match.
+ */
+export interface IfMatch {
+  readonly any: boolean;
+  readonly tags: readonly string[];
+  /** Not `*` nor a list of entity tags: nothing can match it. */
+  readonly malformed: boolean;
+}
+
+const MALFORMED: IfMatch = Object.freeze({ any: false, tags: [], malformed: true });
+
+/**
+ * Parses `If-Match = "*" / #entity-tag` (RFC 9110), where `entity-tag = [ W/ ] DQUOTE *etagc DQUOTE`;
+ * empty list elements are allowed, an empty header is not. Repeated headers arrive joined by commas.
+ */
+export function parseIfMatch(header: string | readonly string[]): IfMatch {
+  const text = (typeof header === 'string' ? header : header.join(',')).trim();
+  if (text === '*') return { any: true, tags: [], malformed: false };
+  const tags: string[] = [];
+  let i = 0;
+  let elements = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2c || c === 0x20 || c === 0x09) {
+      i++; // list separators and whitespace around them
+      continue;
+    }
+    let weak = false;
+    if (c === 0x57 && text.charCodeAt(i + 1) === 0x2f) {
+      weak = true;
+      i += 2;
+    }
+    if (text.charCodeAt(i) !== 0x22) return MALFORMED;
+    const start = i;
+    i++;
+    // etagc = %x21 / %x23-7E / obs-text
+    while (i < text.length && isEtagc(text.charCodeAt(i))) i++;
+    if (text.charCodeAt(i) !== 0x22) return MALFORMED;
+    i++;
+    if (!weak) tags.push(text.slice(start, i));
+    elements++;
+    while (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x09) i++;
+    if (i < text.length && text.charCodeAt(i) !== 0x2c) return MALFORMED;
+  }
+  return elements === 0 ? MALFORMED : { any: false, tags, malformed: false };
+}
+
+function isEtagc(c: number): boolean {
+  return c === 0x21 || (c >= 0x23 && c <= 0x7e) || (c >= 0x80 && c <= 0xff);
+}
+
+/** Whether a record whose current tag is `tag` satisfies the condition (strong comparison). */
+export function ifMatchAccepts(condition: IfMatch, tag: string): boolean {
+  return condition.any || condition.tags.includes(tag);
+}
+
+/** Tags of rows returned by writes that were asked for one (`UpdateOptions.etag`). */
+const rowTags = new WeakMap<object, string>();
+
+/** Records `tag` as the ETag of `row` (the object a repository write returns). */
+export function setRowETag(row: object, tag: string): void {
+  rowTags.set(row, tag);
+}
+
+/**
+ * The ETag of a row a repository write returned, when the write was asked for it: a router reads it
+ * for the response's `ETag` header. Undefined for any other object.
+ */
+export function etagOf(row: object): string | undefined {
+  return rowTags.get(row);
+}
