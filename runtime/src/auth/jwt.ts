@@ -115,7 +115,7 @@ function tokenError(error: unknown): UnauthenticatedError {
     case TOKEN_ERROR_CODES.expired:
       return expiredTokenError();
     case TOKEN_ERROR_CODES.inactive:
-      return invalid('token_not_yet_valid', 'The access token is not valid yet (its "nbf" claim is in the future).');
+      return notYetValidError();
     case TOKEN_ERROR_CODES.invalidAlgorithm:
       return invalid('invalid_algorithm', 'The access token is not signed with an accepted algorithm.');
     case TOKEN_ERROR_CODES.invalidSignature:
@@ -136,6 +136,11 @@ function tokenError(error: unknown): UnauthenticatedError {
 /** 401 for a token past its `exp` (also used by the resolver's cache). */
 export function expiredTokenError(): UnauthenticatedError {
   return invalid('token_expired', 'The access token has expired; sign in again to get a new one.');
+}
+
+/** 401 for a token whose `nbf` is still ahead (also used for provider tokens and the resolver's cache). */
+export function notYetValidError(): UnauthenticatedError {
+  return invalid('token_not_yet_valid', 'The access token is not valid yet (its "nbf" claim is in the future).');
 }
 
 function invalid(reason: string, message: string): UnauthenticatedError {

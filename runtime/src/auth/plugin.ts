@@ -1,9 +1,12 @@
-import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { container, createToken, type Container, type InjectionToken } from '../container/index.js';
 import { hasPermission, type CoreContext } from '../context/context.js';
 import { continueIn, decorateRequestStore, requestStoreFor } from '../context/request-store.js';
-import { ForbiddenError, UnauthenticatedError } from '../errors.js';
+import { ForbiddenError, ServiceUnavailableError, UnauthenticatedError } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+import { loadAuthSettings, type AuthSettings } from '../settings/settings.js';
+import { extractCredential } from './credentials.js';
 import type { PolicyDocument, PolicySet } from './policies.js';
 import { ContextResolver, JwtContextResolver } from './resolver.js';
 
@@ -39,6 +42,12 @@ export interface CoreContextPluginOptions {
   policies?: PolicySet | PolicyDocument | string | URL;
   /** Verified-token cache size of the default resolver (0 = off). */
   tokenCacheSize?: number;
+  /**
+   * Tokens from an identity provider, for the default JWT resolver. Default: the `AUTH_*` settings
+   * read from the environment and `.env` (`loadAuthSettings()`), so an app that passes only
+   * `{ secret, policies }` accepts its provider's tokens once `AUTH_JWKS_URL` is set.
+   */
+  auth?: AuthSettings;
 }
 
 /** The container token under which an app may register its own `ContextResolver`. */
@@ -62,7 +71,17 @@ const coreContext: FastifyPluginCallback<CoreContextPluginOptions> = (app, optio
   let resolver: ContextResolver;
   try {
     const registry = options.container ?? container;
-    resolver = options.resolver ?? (registry.has(CONTEXT_RESOLVER) ? registry.resolve(CONTEXT_RESOLVER) : defaultResolver(options));
+    if (options.resolver !== undefined) resolver = options.resolver;
+    else if (registry.has(CONTEXT_RESOLVER)) resolver = registry.resolve(CONTEXT_RESOLVER);
+    else {
+      const own = defaultResolver(options, app.log);
+      // Built here, so stopped here: its background refresh of the provider's keys ends with the app.
+      app.addHook('onClose', (_instance, closed) => {
+        own.close();
+        closed();
+      });
+      resolver = own;
+    }
   } catch (error) {
     done(error as Error);
     return;
@@ -71,18 +90,18 @@ const coreContext: FastifyPluginCallback<CoreContextPluginOptions> = (app, optio
   app.decorateRequest('coreAuth', null);
   decorateRequestStore(app);
 
-  app.addHook('onRequest', function resolveCoreContext(request, _reply, next) {
+  app.addHook('onRequest', function resolveCoreContext(request, reply, next) {
     let outcome: CoreContext | null | Promise<CoreContext | null>;
     try {
       outcome = resolver.resolve(request);
     } catch (error) {
-      rejected(resolver, request, error, next);
+      rejected(resolver, request, reply, error, next);
       return;
     }
     if (outcome instanceof Promise) {
       outcome.then(
         (context) => accepted(resolver, request, context, next),
-        (error: unknown) => rejected(resolver, request, error, next),
+        (error: unknown) => rejected(resolver, request, reply, error, next),
       );
     } else {
       accepted(resolver, request, outcome, next);
@@ -107,15 +126,17 @@ function accepted(resolver: ContextResolver, request: FastifyRequest, context: C
   }
 }
 
-function rejected(resolver: ContextResolver, request: FastifyRequest, error: unknown, next: Next): void {
+function rejected(resolver: ContextResolver, request: FastifyRequest, reply: FastifyReply, error: unknown, next: Next): void {
   const anonymous = resolver.anonymousContext();
   if (error instanceof UnauthenticatedError) {
-    request.coreAuth = { context: anonymous, authenticated: false, error };
+    request.coreAuth = { context: anonymous, authenticated: false, error: withCredentialPath(error, request) };
     request.log.debug({ reason: error.details[0]?.reason }, 'credential rejected; continuing as anonymous');
     enter(request, anonymous, next);
   } else {
-    // A resolver crash is not the caller's fault: fail the request, but still inside a context so
-    // error-path hooks never fall back to the unrestricted SYSTEM_CONTEXT.
+    // A resolver crash or outage is not the caller's fault: fail the request (even where anonymous
+    // callers are allowed: the caller sent a credential and would silently lose its rights), but still
+    // inside a context so error-path hooks never fall back to the unrestricted SYSTEM_CONTEXT.
+    if (error instanceof ServiceUnavailableError && error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
     request.coreAuth = { context: anonymous, authenticated: false };
     enter(request, anonymous, next, error instanceof Error ? error : new Error(String(error)));
   }
@@ -128,7 +149,7 @@ function enter(request: FastifyRequest, context: CoreContext, next: Next, error?
   continueIn(store, next, error);
 }
 
-function defaultResolver(options: CoreContextPluginOptions): ContextResolver {
+function defaultResolver(options: CoreContextPluginOptions, logger: Logger): JwtContextResolver {
   if (options.secret === undefined || options.policies === undefined) {
     throw new TypeError(
       'coreContextPlugin needs either { resolver } or both { secret, policies } ' +
@@ -138,6 +159,8 @@ function defaultResolver(options: CoreContextPluginOptions): ContextResolver {
   return new JwtContextResolver({
     secret: options.secret,
     policies: options.policies,
+    auth: options.auth ?? loadAuthSettings(),
+    logger,
     ...(options.tokenCacheSize === undefined ? {} : { cacheSize: options.tokenCacheSize }),
   });
 }
@@ -161,8 +184,24 @@ export function assertPermission(request: FastifyRequest, action: string): void 
   if (hasPermission(auth.context, action)) return;
   if (!auth.authenticated) {
     const message = `Authentication is required to perform ${JSON.stringify(action)}.`;
-    throw new UnauthenticatedError(message, [{ message, reason: 'credentials_required' }]);
+    throw new UnauthenticatedError(message, [{ path: credentialPath(request), message, reason: 'credentials_required' }]);
   }
   const message = `Your roles do not grant ${JSON.stringify(action)}.`;
-  throw new ForbiddenError(message, [{ message, reason: 'permission_denied' }]);
+  throw new ForbiddenError(message, [{ path: credentialPath(request), message, reason: 'permission_denied' }]);
+}
+
+/** Where the caller's credential is (or would go): the detail path of a 401 or 403. */
+function credentialPath(request: FastifyRequest): string {
+  return extractCredential(request.headers).source === 'cookie' ? 'headers.cookie' : 'headers.authorization';
+}
+
+/**
+ * A resolver's 401 with the credential's place as the path of each detail that has none. A copy: a
+ * resolver may hand the same error to requests that sent their token in different places.
+ */
+function withCredentialPath(error: UnauthenticatedError, request: FastifyRequest): UnauthenticatedError {
+  if (error.details.length > 0 && error.details.every((detail) => detail.path !== undefined)) return error;
+  const path = credentialPath(request);
+  const details = error.details.length > 0 ? error.details.map((detail) => ({ ...detail, path: detail.path ?? path })) : [{ path, message: error.message }];
+  return new UnauthenticatedError(error.message, details);
 }
