@@ -3,6 +3,13 @@ export interface DomainEvent<P = unknown> {
   /** Dotted name, e.g. `tasks.completed`. Subscribers match it exactly or with `*`. */
   readonly name: string;
   readonly payload: P;
+  /**
+   * Set when the event goes through the event broker (`EVENTS_URL`): a UUID given when it was raised,
+   * the same on every delivery of it, so a handler can tell a redelivery from a new event.
+   */
+  readonly id?: string;
+  /** With `id`: when the event was raised (ISO 8601, UTC). */
+  readonly occurredAt?: string;
 }
 
 export type EntityChange = 'created' | 'updated' | 'deleted';

@@ -101,9 +101,10 @@ export class Kernel {
   }
 
   /**
-   * Runs every plugin's `onStartup()` in dependency order. If one throws, the plugins already started
-   * are shut down (reverse order) and a `PluginStartupError` naming the failing plugin is thrown.
-   * Called by `lifespan` on ready; call it yourself only without Fastify (scripts, tests).
+   * Runs every plugin's `onStartup()` in dependency order, then starts the dispatcher's event broker
+   * (with `EVENTS_URL`). If a plugin throws, the plugins already started are shut down (reverse order)
+   * and a `PluginStartupError` naming the failing plugin is thrown. Called by `lifespan` on ready; call
+   * it yourself only without Fastify (scripts, tests).
    */
   async startup(): Promise<void> {
     if (this.phase !== 'stopped') {
@@ -124,16 +125,32 @@ export class Kernel {
       this.started.push(plugin);
       this.logger.info({ plugin: plugin.name, version: plugin.version }, `plugin ${plugin.name} started`);
     }
+    // The event broker (`EVENTS_URL`) last: the plugins have subscribed their handlers by now.
+    try {
+      await this.dispatcher.start();
+    } catch (err) {
+      this.logger.error({ err }, 'the event broker failed to start; shutting down the plugins');
+      await this.stopStarted();
+      this.phase = 'stopped';
+      throw new KernelError(`The event broker failed to start: ${(err as Error).message}`, { cause: err });
+    }
     this.phase = 'started';
   }
 
   /**
-   * Runs `onShutdown()` of every started plugin in reverse order. A failure is logged and the others
-   * still shut down; this never throws. Does nothing when nothing is started.
+   * Stops the event broker, then runs `onShutdown()` of every started plugin in reverse order. A
+   * failure is logged and the others still shut down; this never throws. Does nothing when nothing is
+   * started.
    */
   async shutdown(): Promise<void> {
     if (this.phase === 'stopped' || this.phase === 'stopping') return;
     this.phase = 'stopping';
+    // First, so no handler runs on a plugin that has shut down.
+    try {
+      await this.dispatcher.stop();
+    } catch (err) {
+      this.logger.error({ err }, 'the event broker failed to stop; the plugins still shut down');
+    }
     await this.stopStarted();
     this.phase = 'stopped';
   }

@@ -12,6 +12,8 @@ import { dbManager, type Database } from '../data/database.js';
 import { wireNameOf } from '../data/wire-names.js';
 import type { Dispatcher } from '../events/dispatcher.js';
 import type { EntityChange, EntityEvent } from '../events/events.js';
+import { attachEventBroker, detachEventBroker, eventBrokerOf } from '../outbox/event-broker.js';
+import { loadEventsSettings, type Settings } from '../settings/settings.js';
 import { setDefaultDispatcher, sinkFor } from './registry.js';
 import { rootTransaction } from './transaction.js';
 
@@ -61,6 +63,8 @@ class EntityEventBridge implements EventSubscriber {
   /** Changes of a flush inside a unit of work, by the ORM unit of work flushing, until `afterFlush`. */
   private readonly flushing = new WeakMap<OrmUnitOfWork, PendingChange[]>();
 
+  constructor(private readonly db: Database) {}
+
   onFlush({ em, uow }: FlushEventArgs): void {
     if (!this.dispatcher) return;
     const changes = collectChanges(uow);
@@ -97,7 +101,13 @@ class EntityEventBridge implements EventSubscriber {
     // commit call returns; detach the finished transaction from the EntityManager first (MikroORM
     // does so right after this hook) so a handler that queries does not use the completed transaction.
     if (transaction && em.getTransactionContext() === transaction) em.resetTransactionContext();
-    await dispatcher.dispatchAll(events);
+    try {
+      await dispatcher.dispatchAll(events);
+    } catch (err) {
+      // With an event broker the events go to the outbox first, in a transaction of their own; if that
+      // fails, the flush has committed all the same and must not look failed.
+      this.db.logger.error({ err, events: events.map((e) => e.name) }, 'entity events of a committed flush could not be recorded in the outbox');
+    }
   }
 
   afterTransactionRollback({ transaction, uow }: TransactionEventArgs): void {
@@ -130,23 +140,40 @@ const bridges = new WeakMap<Database, EntityEventBridge>();
  *
  * Registering again for the same database replaces the dispatcher. Returns a function that
  * unregisters it (if it is still the registered one).
+ *
+ * With `EVENTS_URL` set, this also attaches an `EventBroker` to the dispatcher: the events of `db` go
+ * through the transactional outbox to NATS JetStream, and handlers subscribed with a name receive
+ * them from there (see `docs/events.md`). The kernel's lifespan starts and stops it.
  */
-export function registerDbEventDispatcher(dispatcher: Dispatcher, db: Database = dbManager.db): () => void {
+export function registerDbEventDispatcher(dispatcher: Dispatcher, db: Database = dbManager.db, options: RegisterDbEventDispatcherOptions = {}): () => void {
   let bridge = bridges.get(db);
   if (!bridge) {
-    bridge = new EntityEventBridge();
+    bridge = new EntityEventBridge(db);
     // Registered on the root EntityManager's event manager, which every `fork()` shares.
     db.orm.em.getEventManager().registerSubscriber(bridge);
     bridges.set(db, bridge);
   }
+  const previous = bridge.dispatcher;
+  if (previous && previous !== dispatcher && eventBrokerOf(previous)?.db === db) detachEventBroker(previous);
   bridge.dispatcher = dispatcher;
   setDefaultDispatcher(db, dispatcher);
+  const settings = options.settings ?? loadEventsSettings();
+  attachEventBroker(dispatcher, db, { events: settings.events, projectName: settings.projectName });
   const registered = bridge;
   return () => {
     if (registered.dispatcher !== dispatcher) return;
     registered.dispatcher = undefined;
     setDefaultDispatcher(db, undefined);
+    if (eventBrokerOf(dispatcher)?.db === db) detachEventBroker(dispatcher);
   };
+}
+
+export interface RegisterDbEventDispatcherOptions {
+  /**
+   * Where `EVENTS_*` and `PROJECT_NAME` come from; default: the environment and `.env`, so an app
+   * wired without them turns the outbox on by settings alone. Pass the app's settings for overrides.
+   */
+  settings?: Pick<Settings, 'events' | 'projectName'>;
 }
 
 /** The dispatcher receiving `db`'s entity events, if `registerDbEventDispatcher` is in place. */

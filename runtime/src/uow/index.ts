@@ -1,2 +1,2 @@
 export { UnitOfWork, type UnitOfWorkOptions } from './unit-of-work.js';
-export { registerDbEventDispatcher } from './entity-events.js';
+export { registerDbEventDispatcher, type RegisterDbEventDispatcherOptions } from './entity-events.js';

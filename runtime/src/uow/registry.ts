@@ -12,7 +12,7 @@
  */
 import type { Database } from '../data/database.js';
 import type { Dispatcher } from '../events/dispatcher.js';
-import type { EntityEvent } from '../events/events.js';
+import type { DomainEvent, EntityEvent } from '../events/events.js';
 
 /** Receives the entity events of a flush inside a unit's transaction, to deliver them after its commit. */
 export type EntityEventSink = (dispatcher: Dispatcher, events: EntityEvent[]) => void;
@@ -41,4 +41,28 @@ export function unbindSink(transaction: object): void {
 /** The sink of the unit of work that owns `transaction` (a root transaction object), if any. */
 export function sinkFor(transaction: object): EntityEventSink | undefined {
   return sinks.get(transaction);
+}
+
+/**
+ * The outbox of a database with an event broker attached (`EVENTS_URL`): a unit of work on that
+ * database writes its events there, in its own transaction, instead of only dispatching them.
+ */
+export interface OutboxWriter {
+  /** The event as the broker will carry it (with its `id`); throws if the broker cannot take it. */
+  prepare(event: DomainEvent): DomainEvent;
+  /** Inserts the rows of prepared events through `query`, the unit's transaction. */
+  write(query: (sql: string, params: readonly unknown[]) => Promise<unknown>, events: readonly DomainEvent[]): Promise<void>;
+  /** The unit that wrote rows has committed: they may be published now. */
+  committed(): void;
+}
+
+const outboxes = new WeakMap<Database, OutboxWriter>();
+
+export function setOutbox(db: Database, outbox: OutboxWriter | undefined): void {
+  if (outbox) outboxes.set(db, outbox);
+  else outboxes.delete(db);
+}
+
+export function outboxFor(db: Database): OutboxWriter | undefined {
+  return outboxes.get(db);
 }

@@ -4,7 +4,7 @@ import { dbManager, type Database } from '../data/database.js';
 import { Dispatcher } from '../events/dispatcher.js';
 import type { DomainEvent, EntityEvent } from '../events/events.js';
 import { entityEventDispatcher } from './entity-events.js';
-import { bindSink, defaultDispatcherFor, unbindSink } from './registry.js';
+import { bindSink, defaultDispatcherFor, outboxFor, unbindSink, type OutboxWriter } from './registry.js';
 import { rootTransaction, UnitTransaction } from './transaction.js';
 
 export interface UnitOfWorkOptions {
@@ -151,11 +151,15 @@ export class UnitOfWork {
 
   /**
    * Queues a domain event, delivered after the commit (dropped on rollback). Throws once the unit has
-   * finished: an event raised after the fact would silently go nowhere.
+   * finished: an event raised after the fact would silently go nowhere. With an event broker
+   * (`EVENTS_URL`) the event is written to the outbox in this transaction, and an event the broker
+   * cannot take (over 1 MiB as JSON, a name that is no subject) throws `EventRefusedError` here.
    */
   raise(event: DomainEvent): void {
     this.assertOpen(`raise("${event.name}")`);
-    this.domainEvents.push(event);
+    // With an event broker the event is checked now, where the code that raised it can still see why.
+    const outbox = outboxFor(this.db);
+    this.domainEvents.push(outbox ? outbox.prepare(event) : event);
   }
 
   /**
@@ -173,7 +177,9 @@ export class UnitOfWork {
     }
     if (options.last && this.lastStatementAlone) {
       this.lastStatementAlone = false;
-      if (this.transaction.isUnused && !this.failure && !(this.forked && hasPendingChanges(this.forked))) return this.transaction.queryAlone<R>(sql, params);
+      // An outbox row must commit with the write it reports, so with an outbox the unit keeps its transaction.
+      const alone = this.transaction.isUnused && !this.failure && !(this.forked && hasPendingChanges(this.forked)) && !outboxFor(this.db);
+      if (alone) return this.transaction.queryAlone<R>(sql, params);
     }
     return this.transaction.query<R>(sql, params);
   }
@@ -228,11 +234,14 @@ export class UnitOfWork {
 
   private async execute<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): Promise<T> {
     let result: T;
+    let outbox: OutboxWriter | undefined;
     try {
       result = await this.enter(fn);
       if (this.failure) throw this.failure.error;
       const em = this.forked;
       if (em && hasPendingChanges(em)) await em.flush();
+      outbox = outboxFor(this.db);
+      if (outbox && !(await this.writeOutbox(outbox))) outbox = undefined;
       await this.transaction.end(true);
       this.state = 'committed';
     } catch (error) {
@@ -250,8 +259,22 @@ export class UnitOfWork {
     } finally {
       if (this.transaction.hasKnex) unbindSink(this.transaction.knex);
     }
+    outbox?.committed();
     if (this.entityEvents.length > 0 || this.domainEvents.length > 0) await this.publish();
     return result;
+  }
+
+  /**
+   * Writes the unit's events to the outbox, last in its transaction: the entity events (write order),
+   * then the domain events (raise order). Returns whether there were any.
+   */
+  private async writeOutbox(outbox: OutboxWriter): Promise<boolean> {
+    if (this.entityEvents.length === 0 && this.domainEvents.length === 0) return false;
+    // Handlers in this process then see the same id as the broker's consumers.
+    for (const batch of this.entityEvents) batch.events = batch.events.map((event) => outbox.prepare(event) as EntityEvent);
+    const events = [...this.entityEvents.flatMap((batch) => batch.events), ...this.domainEvents];
+    await outbox.write((sql, params) => this.transaction.query(sql, params), events);
+    return true;
   }
 
   /**
@@ -268,8 +291,8 @@ export class UnitOfWork {
 
   /** Delivers the events of a committed unit. The dispatcher never throws: a failing handler is logged. */
   private async publish(): Promise<void> {
-    for (const batch of this.entityEvents) await batch.dispatcher.dispatchAll(batch.events);
-    if (this.domainEvents.length > 0) await this.dispatcher.dispatchAll(this.domainEvents);
+    for (const batch of this.entityEvents) await batch.dispatcher.dispatchCommitted(batch.events);
+    if (this.domainEvents.length > 0) await this.dispatcher.dispatchCommitted(this.domainEvents);
   }
 }
 
