@@ -1,17 +1,20 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Type, type TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 import { Inject, type Token } from '../container/index.js';
 import { getContext } from '../context/context.js';
 import { dbManager } from '../data/database.js';
+import { etagOf } from '../data/etag.js';
 import type { ModelClass } from '../data/base.js';
 import type { Page, PageParams } from '../data/types.js';
 import { ValidationError } from '../errors.js';
 import type { ContextSchema } from '../schema/index.js';
 import { SearchRequestSchema, type SearchRequest } from '../search/index.js';
+import { resourceRouteConfig, type ResourceOperation } from '../openapi/route-doc.js';
 import { CoreAPIRoute, type SchemaSource } from './core-api-route.js';
 import { CoreJSONResponse } from './core-json-response.js';
 import { useCoreRequest } from './core-request.js';
-import { notFoundHandler } from './error-handler.js';
+import { allowedMethods, methodNotAllowedOr404, useCoreErrors } from './error-handler.js';
 import type { PageMeta } from './envelope.js';
 
 type OutputRow = Record<string, unknown>;
@@ -34,8 +37,17 @@ export interface RouterService<C, U> {
   getList(params?: PageParams & { include?: string[] }): Promise<Page<OutputRow>>;
   search(request: SearchRequest): Promise<Page<OutputRow>>;
   create(input: C): Promise<OutputRow>;
-  update(id: unknown, input: U, options?: { replace?: boolean; keep?: Iterable<string> }): Promise<OutputRow>;
-  delete(id: unknown): Promise<void>;
+  /**
+   * `ifMatch` is the `If-Match` header: write only if the record's ETag matches, else throw a 412
+   * (`PreconditionFailedError`); `etag` asks for the new ETag on the returned row (`etagOf(row)`).
+   */
+  update(id: unknown, input: U, options?: { replace?: boolean; keep?: Iterable<string>; ifMatch?: string; etag?: boolean }): Promise<OutputRow>;
+  delete(id: unknown, options?: { ifMatch?: string }): Promise<void>;
+  /**
+   * The record's current ETag, null when there is none; `include` is checked as `get` checks it, before
+   * any SQL. Without this method, GET sends no `ETag`.
+   */
+  etag?(id: unknown, options?: { include?: string[] }): Promise<string | null>;
 }
 
 type SchemaClass = typeof ContextSchema;
@@ -118,7 +130,10 @@ export abstract class BaseRouter<C extends object, U extends object> {
           // In the router's own context: Fastify copies body parsers into a plugin when it is created, so
           // the JSON-only parser must not depend on the app configuring it first.
           useCoreRequest(scoped);
-          scoped.setNotFoundHandler(notFoundHandler);
+          // Likewise the error and not-found handlers: errors of the router's own 404 route, and the
+          // 405 of a method its paths do not serve, answer in the envelope whatever the app set.
+          const reserved = this.reservedIds();
+          useCoreErrors(scoped, { ignoreMatch: (params) => params.id !== undefined && reserved.has(params.id) });
           this.routes(scoped);
         },
         { prefix: this.prefix },
@@ -141,6 +156,10 @@ export abstract class BaseRouter<C extends object, U extends object> {
     const out = this.schemaOut;
     const tags = [...this.tags];
     const params = Type.Object({ id: this.idSchema() });
+    const onRequest = rejectReservedIds(this.reservedIds());
+    // What the OpenAPI document says of each route (bodies, responses, statuses), read from this router.
+    const resource = { entity: this.model.name, name: this.model.tableName, tags, createSchema: this.createSchema, updateSchema: this.updateSchema, schemaOut: out, id: params.properties.id };
+    const documented = (operation: ResourceOperation) => resourceRouteConfig(operation, resource);
     const expose = (source: SchemaSource): SchemaSource | undefined => (this.exposeSchemas ? source : undefined);
     const outSchema: SchemaSource = (ctx) => ({ schema: out.jsonSchema(ctx), restrictedFields: out.restrictedFieldsFor(ctx) });
 
@@ -149,6 +168,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
         method: 'POST',
         url: '/',
         action: actions.CREATE,
+        config: documented('create'),
         schema: { tags, summary: `Create one ${this.model.name}`, querystring: SchemaOnlyQuery },
         exposeSchema: expose((ctx) => ({ schema: this.createSchema.jsonSchema(ctx), restrictedFields: this.createSchema.restrictedFieldsFor(ctx) })),
         handler: async (request) => {
@@ -168,13 +188,19 @@ export abstract class BaseRouter<C extends object, U extends object> {
       CoreAPIRoute({
         method: 'GET',
         url: '/:id',
+        onRequest,
         action: actions.VIEW,
+        config: documented('get'),
         schema: { tags, summary: `Get one ${this.model.name}`, params, querystring: ViewQuerySchema },
         exposeSchema: expose(outSchema),
         handler: async (request) => {
           const { id } = request.params as IdParams;
-          const row = await this.resolveService().get(id, { include: includeOf(request) });
-          return new CoreJSONResponse(row, { serializeData: out.serializer(getContext()) });
+          const service = this.resolveService();
+          const include = includeOf(request);
+          // The tag is read before the row: a tag older than its row can only cause a needless 412.
+          const tag = service.etag ? await service.etag(id, { include }) : null;
+          const row = await service.get(id, { include });
+          return new CoreJSONResponse(row, { serializeData: out.serializer(getContext()), ...etagHeader(tag) });
         },
       }),
     );
@@ -184,7 +210,9 @@ export abstract class BaseRouter<C extends object, U extends object> {
         CoreAPIRoute({
           method,
           url: '/:id',
+          onRequest,
           action: actions.UPDATE,
+          config: documented(mode === 'replace' ? 'replace' : 'update'),
           schema: { tags, summary: `${mode === 'replace' ? 'Replace' : 'Update part of'} one ${this.model.name}`, params, querystring: SchemaOnlyQuery },
           exposeSchema: expose((ctx) => ({ schema: this.updateSchema.jsonSchema(ctx, { mode }), restrictedFields: this.updateSchema.restrictedFieldsFor(ctx) })),
           handler: async (request) => {
@@ -192,9 +220,10 @@ export abstract class BaseRouter<C extends object, U extends object> {
             const { id } = request.params as IdParams;
             const input = this.updateSchema.parse(request.body, ctx, { mode }) as U;
             // A replace resets absent writable fields, but never what the caller may not see.
-            const options = mode === 'replace' ? { replace: true, keep: ctx.restrictedFields } : {};
-            const row = await this.resolveService().update(id, input, options);
-            return new CoreJSONResponse(row, { serializeData: out.serializer(ctx) });
+            const options = mode === 'replace' ? { replace: true, keep: ctx.restrictedFields, etag: true } : { etag: true };
+            const ifMatch = ifMatchOf(request);
+            const row = await this.resolveService().update(id, input, ifMatch === undefined ? options : { ...options, ifMatch });
+            return new CoreJSONResponse(row, { serializeData: out.serializer(ctx), ...etagHeader(etagOf(row)) });
           },
         }),
       );
@@ -204,11 +233,14 @@ export abstract class BaseRouter<C extends object, U extends object> {
       CoreAPIRoute({
         method: 'DELETE',
         url: '/:id',
+        onRequest,
         action: actions.DELETE,
+        config: documented('delete'),
         schema: { tags, summary: `Delete one ${this.model.name}`, params },
         handler: async (request) => {
           const { id } = request.params as IdParams;
-          await this.resolveService().delete(id);
+          const ifMatch = ifMatchOf(request);
+          await this.resolveService().delete(id, ifMatch === undefined ? {} : { ifMatch });
           return new CoreJSONResponse(null);
         },
       }),
@@ -219,6 +251,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
         method: 'GET',
         url: '/',
         action: actions.LISTVIEW,
+        config: documented('list'),
         schema: { tags, summary: `List ${this.model.tableName}`, querystring: ListQuerySchema },
         exposeSchema: expose(outSchema),
         handler: async (request, reply) => {
@@ -240,6 +273,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
         method: 'POST',
         url: '/search',
         action: actions.LISTVIEW,
+        config: documented('search'),
         schema: { tags, summary: `Search ${this.model.tableName}`, querystring: SchemaOnlyQuery },
         exposeSchema: expose((ctx) => ({ schema: searchRequestJsonSchema(), restrictedFields: out.restrictedFieldsFor(ctx) })),
         handler: async (request) => {
@@ -269,6 +303,40 @@ export abstract class BaseRouter<C extends object, U extends object> {
     if (['integer', 'int', 'number', 'smallint', 'tinyint', 'mediumint'].includes(type)) return Type.Integer({ minimum: 1 });
     return Type.String({ minLength: 1 });
   }
+
+  /**
+   * Words in the id's place that can never be an id: empty (`DELETE /tasks/`), and `search` when ids
+   * are uuids or integers (`GET /tasks/search`). Such a URL names the collection or the search route.
+   */
+  protected reservedIds(): ReadonlySet<string> {
+    const ids = this.idSchema();
+    return new Set(['', 'search'].filter((word) => !Value.Check(ids, word)));
+  }
+}
+
+/**
+ * The by-id routes' first hook: a reserved word in the id's place is a 405 with the methods the URL is
+ * served for, before the body is read or the caller checked, instead of a 422 about `params.id`.
+ */
+function rejectReservedIds(reserved: ReadonlySet<string>): onRequestHookHandler {
+  return function rejectReservedId(request, _reply, done) {
+    const { id } = request.params as IdParams;
+    if (!reserved.has(id)) {
+      done();
+      return;
+    }
+    done(methodNotAllowedOr404(allowedMethods(this, request.url, (params) => params.id !== undefined && reserved.has(params.id))));
+  };
+}
+
+/** The `If-Match` header's text (repeated headers joined, as a list); undefined when absent. */
+function ifMatchOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['if-match'];
+  return Array.isArray(header) ? header.join(', ') : header;
+}
+
+function etagHeader(tag: string | null | undefined): { headers?: Record<string, string> } {
+  return tag ? { headers: { etag: tag } } : {};
 }
 
 function includeOf(request: FastifyRequest): string[] | undefined {

@@ -22,7 +22,7 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'c
  * then answered by injecting it there. The app's own hooks (its request log line) run as for any route.
  * The UI's 404 becomes the app's own 404 envelope, and its 5xx an error for the app's error handler.
  *
- * Register it after `@fastify/swagger` and before the routes, as `@fastify/swagger-ui` would be.
+ * Register it after `coreOpenApi` (or `@fastify/swagger`) and before the routes, as `@fastify/swagger-ui` would be.
  */
 async function docsUi(app: FastifyInstance, options: SwaggerUiOnDemandOptions): Promise<void> {
   const prefix = options.routePrefix.replace(/\/+$/, '');

@@ -1,0 +1,149 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import Fastify from 'fastify';
+import { fastifyPlugin } from 'fastify-plugin';
+import type { FastifyDynamicSwaggerOptions, StaticDocumentSpec } from '@fastify/swagger';
+import type {} from '../auth/plugin.js'; // declares `request.coreAuth`
+import { loadPolicies, type PolicyDocument, type PolicySet } from '../auth/policies.js';
+import { hasPermission } from '../context/context.js';
+import type { DocumentView, Json } from './components.js';
+import { buildDocument, CORE_ROUTE_MARK } from './document.js';
+import type { CoreRouteEntry } from './operations.js';
+
+export interface CoreOpenApiOptions {
+  /** The app's settings: `projectName` is the document's title. */
+  settings?: { readonly projectName: string };
+  /** The title, when not `settings.projectName`. */
+  title?: string;
+  /** The API's version (`info.version`); default `0.1.0`. */
+  version?: string;
+  description?: string;
+  /** `info.license`, e.g. `{ name: 'MIT', identifier: 'MIT' }`; without it lint tools warn. */
+  license?: { name: string; identifier?: string; url?: string };
+  /** Default `[{ url: '/' }]`: the document's paths are relative to wherever it was fetched from. */
+  servers?: { url: string; description?: string }[];
+  /**
+   * The policies the app's context plugin uses (`src/policies.json`). With them, a field some role may
+   * not see is optional in the shared document, and an action the anonymous role holds is documented
+   * as callable without a credential.
+   */
+  policies?: PolicySet | PolicyDocument | string | URL;
+  /** Where the document is served: `<prefix>/json` and `<prefix>/yaml`; default `/docs`. */
+  routePrefix?: string;
+}
+
+/** How many callers' documents are kept (one per distinct set of restrictions). */
+const CALLER_CACHE_SIZE = 32;
+
+interface CallerDocument {
+  readonly json: Json;
+  yaml?: Promise<string>;
+}
+
+/**
+ * The OpenAPI 3.1 document of a Core app, at `/docs/json` and `/docs/yaml`, unauthenticated. It
+ * registers `@fastify/swagger` (so `app.swagger()` and the docs UI work as before) and writes Core's
+ * routes itself, from what the routers declare: operationIds, request bodies and responses as named
+ * components, every status a route can answer, the credentials it takes. Nothing here changes how a
+ * request is validated or answered: the routes keep Core's own parsing and serialization.
+ *
+ * A request with a valid credential gets its caller's document: fields the caller cannot see are
+ * left out. Without one (or with an invalid one) it gets the shared document, also `app.swagger()`.
+ *
+ * Register it where `@fastify/swagger` would go: before the routes, so every route is seen.
+ * ```ts
+ * await app.register(coreOpenApi, { settings, policies });
+ * await app.register(swaggerUiOnDemand, { routePrefix: '/docs' });
+ * ```
+ */
+async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promise<void> {
+  const { default: swagger } = await import('@fastify/swagger');
+  const prefix = (options.routePrefix ?? '/docs').replace(/\/+$/, '');
+  const policies = options.policies === undefined ? undefined : loadPolicies(options.policies);
+  const roles = (policies?.roleNames ?? []).map((role) => policies!.contextFor({ sub: null, roles: [role] }).restrictedFields);
+  const anonymous = policies?.anonymousContext();
+  const anonymousMay = (action: string): boolean => anonymous !== undefined && hasPermission(anonymous, action);
+
+  // Filled while the swagger plugin builds its document (once: it caches it), read by every view.
+  const entries: CoreRouteEntry[] = [];
+  let base: Json | undefined;
+
+  const swaggerOptions: FastifyDynamicSwaggerOptions = {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: options.title ?? options.settings?.projectName ?? 'API',
+        version: options.version ?? '0.1.0',
+        ...(options.description === undefined ? {} : { description: options.description }),
+        ...(options.license === undefined ? {} : { license: options.license }),
+      },
+      servers: options.servers ?? [{ url: '/' }],
+    },
+    // Named schemas an app adds with `app.addSchema({ $id })` keep their name as components.
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json['$id'] === 'string' ? json['$id'] : `def-${i}`) },
+    transform: ({ schema, url, route }) => {
+      const core = route.config?.core;
+      if (core === undefined) return { schema, url };
+      const doc = route.config?.coreOpenApi;
+      const mark = entries.push({ action: core.action, doc, summary: schema?.summary }) - 1;
+      if (doc === undefined) return { schema: { ...schema, [CORE_ROUTE_MARK]: mark } as FastifySchema, url };
+      // `/tasks/` and `/tasks` both answer; the document names the collection without the slash.
+      const canonical = url.length > 1 ? url.replace(/\/+$/, '') : url;
+      const marked = { [CORE_ROUTE_MARK]: mark, ...(schema?.hide === true ? { hide: true } : {}) };
+      return { schema: marked as FastifySchema, url: canonical };
+    },
+    transformObject: (document) => {
+      base = structuredClone('openapiObject' in document ? document.openapiObject : document.swaggerObject) as Json;
+      return buildDocument(base, entries, { restricted: null, roles }, anonymousMay);
+    },
+  };
+  await app.register(swagger, swaggerOptions);
+
+  const callers = new Map<string, CallerDocument>();
+  const documentFor = (request: FastifyRequest): CallerDocument | undefined => {
+    const auth = request.coreAuth;
+    if (!auth?.authenticated) return undefined;
+    const shared = app.swagger() as Json; // builds `base` on first use
+    const restricted = auth.context.restrictedFields;
+    const key = [...restricted].sort().join('\n');
+    let found = callers.get(key);
+    if (found === undefined) {
+      found = { json: base === undefined ? shared : buildDocument(base, entries, { restricted, roles }, anonymousMay) };
+      if (callers.size >= CALLER_CACHE_SIZE) callers.delete(callers.keys().next().value!);
+      callers.set(key, found);
+    }
+    return found;
+  };
+
+  app.get(`${prefix}/json`, { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = documentFor(request);
+    return reply.type('application/json; charset=utf-8').send(caller?.json ?? app.swagger());
+  });
+  app.get(`${prefix}/yaml`, { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = documentFor(request);
+    let text: string | Promise<string> = app.swagger({ yaml: true });
+    if (caller !== undefined) {
+      caller.yaml ??= toYaml(caller.json).catch((error: unknown) => {
+        delete caller.yaml;
+        throw error;
+      });
+      text = caller.yaml;
+    }
+    return reply.type('application/x-yaml').send(await text);
+  });
+}
+
+/** YAML as the swagger plugin writes it (its static mode), so both spellings read the same. */
+async function toYaml(document: Json): Promise<string> {
+  const { default: swagger } = await import('@fastify/swagger');
+  const instance = Fastify({ logger: false });
+  try {
+    await instance.register(swagger, { mode: 'static', specification: { document: document as unknown as StaticDocumentSpec['document'] } });
+    await instance.ready();
+    return instance.swagger({ yaml: true });
+  } finally {
+    await instance.close();
+  }
+}
+
+/** Not encapsulated: `app.swagger()` and the document's routes belong to the app itself. */
+export const coreOpenApi = fastifyPlugin(openApi, { fastify: '5.x', name: 'core-openapi' });

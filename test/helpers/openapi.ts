@@ -1,0 +1,168 @@
+/**
+ * Checks real responses against an OpenAPI 3.1 document, as a contract-testing tool or a gateway
+ * that validates responses would: the operation is found by method and path, the status must be
+ * declared, the body must match the declared media type and schema (JSON Schema 2020-12, with the
+ * document's components for `$ref`), and declared headers must be present when required and match
+ * their schema when sent. Also runs `redocly lint` on a document.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Compile, type Validator } from 'typebox/schema';
+
+type Json = Record<string, unknown>;
+
+export interface ObservedResponse {
+  method: string;
+  /** The request URL (query string allowed). */
+  url: string;
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export interface Violation {
+  request: string;
+  status: number;
+  problem: string;
+}
+
+interface Route {
+  /** The path template's segments; `{name}` matches any one segment. */
+  segments: string[];
+  item: Json;
+}
+
+const isParam = (segment: string): boolean => /^\{.+\}$/.test(segment);
+
+const REPO_ROOT = join(import.meta.dirname, '../..');
+
+export class OpenApiConformance {
+  readonly violations: Violation[] = [];
+  /** `<operationId> <status>` of every response checked. */
+  readonly covered = new Set<string>();
+  private readonly routes: Route[];
+  private readonly validators = new Map<unknown, Validator>();
+
+  constructor(readonly document: Json) {
+    const paths = document['paths'] as Record<string, Json>;
+    this.routes = Object.entries(paths).map(([path, item]) => ({ segments: path.split('/'), item }));
+  }
+
+  check(response: ObservedResponse): void {
+    const request = `${response.method} ${response.url}`;
+    const fail = (problem: string): void => {
+      this.violations.push({ request, status: response.status, problem });
+    };
+    const path = response.url.split('?', 1)[0]!;
+    // `/tasks/` answers like `/tasks`; the document names the collection without the slash.
+    const canonical = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const segments = canonical.split('/');
+    // The most specific template wins, as in the router: `/tasks/search` before `/tasks/{id}`.
+    const route = this.routes
+      .filter((r) => r.segments.length === segments.length && r.segments.every((s, i) => (isParam(s) ? segments[i] !== '' : s === segments[i])))
+      .sort((a, b) => a.segments.filter(isParam).length - b.segments.filter(isParam).length)[0];
+    const operation = route?.item[response.method.toLowerCase()] as Json | undefined;
+    if (operation === undefined) return fail('no operation in the document');
+    const declared = (operation['responses'] as Json)[String(response.status)] as Json | undefined;
+    this.covered.add(`${String(operation['operationId'])} ${response.status}`);
+    if (declared === undefined) return fail(`status ${response.status} is not declared`);
+    const resolved = this.resolve(declared);
+
+    for (const [name, headerRef] of Object.entries((resolved['headers'] as Json | undefined) ?? {})) {
+      const header = this.resolve(headerRef as Json);
+      const value = response.headers[name.toLowerCase()];
+      if (value === undefined) {
+        if (header['required'] === true) fail(`required header ${name} is missing`);
+        continue;
+      }
+      const errors = this.errors(header['schema'], Array.isArray(value) ? value.join(', ') : value);
+      if (errors) fail(`header ${name}: ${errors}`);
+    }
+
+    const content = resolved['content'] as Record<string, Json> | undefined;
+    if (content === undefined) {
+      if (response.body !== '') fail('a body where the document declares none');
+      return;
+    }
+    const type = String(response.headers['content-type'] ?? '').split(';', 1)[0]!.trim();
+    const media = content[type];
+    if (media === undefined) return fail(`content type ${type || '(none)'} is not declared (${Object.keys(content).join(', ')})`);
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body);
+    } catch {
+      return fail('the body is not JSON');
+    }
+    const errors = this.errors(media['schema'], body);
+    if (errors) fail(`body: ${errors}`);
+  }
+
+  /** Every violation, one per line (empty when the responses conform). */
+  report(): string {
+    return this.violations.map((v) => `${v.request} → ${v.status}: ${v.problem}`).join('\n');
+  }
+
+  private resolve(node: Json): Json {
+    let current = node;
+    for (let hops = 0; typeof current['$ref'] === 'string' && hops < 10; hops++) {
+      const pointer = (current['$ref'] as string).replace(/^#\//, '').split('/');
+      current = pointer.reduce<Json>((at, key) => at[key] as Json, this.document);
+    }
+    return current;
+  }
+
+  private errors(schema: unknown, value: unknown): string {
+    let validator = this.validators.get(schema);
+    if (validator === undefined) {
+      // The components travel with the schema, so `#/components/...` references resolve.
+      validator = Compile({ components: this.document['components'], ...(schema as Json) } as never);
+      this.validators.set(schema, validator);
+    }
+    if (validator.Check(value)) return '';
+    const [, errors] = validator.Errors(value);
+    return errors
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || '/'} ${e.message}`)
+      .join('; ');
+  }
+}
+
+export interface LintResult {
+  errors: number;
+  warnings: number;
+  /** `rule: message` of each problem. */
+  problems: string[];
+}
+
+/** `redocly lint` (recommended rules) on documents, as CI runs it: one process for all of them. */
+export async function redoclyLint(documents: readonly Json[]): Promise<LintResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'core-openapi-'));
+  try {
+    const files = documents.map((document, i) => {
+      const file = join(dir, `openapi-${i}.json`);
+      writeFileSync(file, JSON.stringify(document));
+      return file;
+    });
+    const bin = join(REPO_ROOT, 'node_modules/.bin/redocly');
+    const run = promisify(execFile);
+    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+    // redocly exits non-zero when it finds errors; its JSON report is on stdout either way.
+    const { stdout } = await run(bin, ['lint', ...files, '--format=json'], { env, cwd: dir }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    // One JSON report per file, written one after the other.
+    const reports = JSON.parse(`[${stdout.slice(stdout.indexOf('{')).replace(/\n\}\{/g, '\n},{')}]`) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string }[];
+    }[];
+    if (reports.length !== documents.length) throw new Error(`redocly lint reported on ${reports.length} of ${documents.length} documents:\n${stdout}`);
+    return {
+      errors: reports.reduce((sum, r) => sum + r.totals.errors, 0),
+      warnings: reports.reduce((sum, r) => sum + r.totals.warnings, 0),
+      problems: reports.flatMap((r) => r.problems.map((p) => `${p.ruleId}: ${p.message}`)),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
