@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Fastify from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import type { StaticDocumentSpec } from '@fastify/swagger'; // also declares the `app.swagger()` decorator
+import type {} from '../openapi/plugin.js'; // declares `app.coreDocsDisabled`
 
 export interface SwaggerUiOnDemandOptions {
   /** Where the page is served, e.g. `/docs`: the page itself, `<prefix>/json`, `<prefix>/yaml` and `<prefix>/static/*`. */
@@ -25,6 +26,7 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'c
  * Register it after `coreOpenApi` (or `@fastify/swagger`) and before the routes, as `@fastify/swagger-ui` would be.
  */
 async function docsUi(app: FastifyInstance, options: SwaggerUiOnDemandOptions): Promise<void> {
+  if (app.coreDocsDisabled === true) return; // DOCS_ENABLED=false: no UI either
   const prefix = options.routePrefix.replace(/\/+$/, '');
   let ui: Promise<FastifyInstance> | undefined;
 

@@ -19,6 +19,8 @@ export interface DocumentView {
   readonly restricted: ReadonlySet<string> | null;
   /** The restriction entries of each role of the policies. */
   readonly roles: readonly ReadonlySet<string>[];
+  /** For a caller's document: whether the caller holds a permission; operations it does not are left out. */
+  readonly may?: (action: string) => boolean;
 }
 
 export const ref = (section: 'schemas' | 'responses' | 'parameters' | 'headers', name: string): Json => ({ $ref: `#/components/${section}/${name}` });

@@ -33,8 +33,15 @@ export function buildDocument(base: Json, entries: readonly CoreRouteEntry[], vi
       }
       delete operation[CORE_ROUTE_MARK];
       const entry = entries[mark]!;
+      if (entry.action !== null && view.may !== undefined && !view.may(entry.action)) {
+        delete item[method]; // a caller's document lists only what the caller may call
+        continue;
+      }
       item[method] = entry.doc === undefined ? customOperation(entry, operation, needs, anonymousMay) : resourceOperation(entry, components, needs, anonymousMay);
     }
+  }
+  for (const [path, item] of Object.entries(paths)) {
+    if (!METHODS.some((method) => item[method] !== undefined)) delete paths[path];
   }
 
   const existing = (document['components'] ?? {}) as Json;

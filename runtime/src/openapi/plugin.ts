@@ -10,8 +10,11 @@ import { buildDocument, CORE_ROUTE_MARK } from './document.js';
 import type { CoreRouteEntry } from './operations.js';
 
 export interface CoreOpenApiOptions {
-  /** The app's settings: `projectName` is the document's title. */
-  settings?: { readonly projectName: string };
+  /**
+   * The app's settings: `projectName` is the document's title; `docsEnabled: false` (the default with
+   * `ENVIRONMENT=production`) keeps the documents and the UI unserved, while `app.swagger()` still works.
+   */
+  settings?: { readonly projectName: string; readonly docsEnabled?: boolean };
   /** The title, when not `settings.projectName`. */
   title?: string;
   /** The API's version (`info.version`); default `0.1.0`. */
@@ -31,7 +34,16 @@ export interface CoreOpenApiOptions {
   routePrefix?: string;
 }
 
-/** How many callers' documents are kept (one per distinct set of restrictions). */
+/** Set on the app by `coreOpenApi`: true when the settings turned the documents and the UI off. */
+export const DOCS_DISABLED = 'coreDocsDisabled';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    [DOCS_DISABLED]?: boolean;
+  }
+}
+
+/** How many callers' documents are kept (one per distinct set of restrictions and permissions). */
 const CALLER_CACHE_SIZE = 32;
 
 interface CallerDocument {
@@ -98,28 +110,40 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
   };
   await app.register(swagger, swaggerOptions);
 
+  app.decorate(DOCS_DISABLED, options.settings?.docsEnabled === false);
+  if (options.settings?.docsEnabled === false) return;
+
   const callers = new Map<string, CallerDocument>();
   const documentFor = (request: FastifyRequest): CallerDocument | undefined => {
     const auth = request.coreAuth;
     if (!auth?.authenticated) return undefined;
     const shared = app.swagger() as Json; // builds `base` on first use
-    const restricted = auth.context.restrictedFields;
-    const key = [...restricted].sort().join('\n');
+    const { context } = auth;
+    const restricted = context.restrictedFields;
+    const actions = [...new Set(entries.map((entry) => entry.action))].filter((action): action is string => action !== null);
+    const permitted = actions.filter((action) => hasPermission(context, action));
+    // Callers with the same restrictions and the same permitted operations see the same document.
+    const key = `${[...restricted].sort().join('\n')}\0${permitted.join('\n')}`;
     let found = callers.get(key);
     if (found === undefined) {
-      found = { json: base === undefined ? shared : buildDocument(base, entries, { restricted, roles }, anonymousMay) };
+      const may = (action: string): boolean => hasPermission(context, action);
+      found = { json: base === undefined ? shared : buildDocument(base, entries, { restricted, roles, may }, anonymousMay) };
       if (callers.size >= CALLER_CACHE_SIZE) callers.delete(callers.keys().next().value!);
       callers.set(key, found);
     }
     return found;
   };
 
+  // The answer depends on the credential: shared caches must neither keep nor mix callers' documents.
+  const perCaller = (reply: FastifyReply): FastifyReply => reply.header('vary', 'Authorization, Cookie').header('cache-control', 'private');
+
   app.get(`${prefix}/json`, { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = documentFor(request);
-    return reply.type('application/json; charset=utf-8').send(caller?.json ?? app.swagger());
+    return perCaller(reply).type('application/json; charset=utf-8').send(caller?.json ?? app.swagger());
   });
   app.get(`${prefix}/yaml`, { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = documentFor(request);
+    perCaller(reply);
     let text: string | Promise<string> = app.swagger({ yaml: true });
     if (caller !== undefined) {
       caller.yaml ??= toYaml(caller.json).catch((error: unknown) => {

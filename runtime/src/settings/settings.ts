@@ -31,6 +31,11 @@ export interface Settings {
   readonly port: number;
   /** `LOG_LEVEL`; undefined when not set (the logging setup picks its default). */
   readonly logLevel: LogLevel | undefined;
+  /**
+   * `DOCS_ENABLED`: serve the OpenAPI documents (`/docs/json`, `/docs/yaml`) and the `/docs` UI.
+   * Default: on, except when `ENVIRONMENT=production`, where an API's full description is opt-in.
+   */
+  readonly docsEnabled: boolean;
   /** `AUTH_*`: tokens from an identity provider (see `AuthSettings`). */
   readonly auth: AuthSettings;
   /** `EVENTS_*`: events across instances through a broker (see `EventsSettings`). */
@@ -86,6 +91,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     host: read('HOST') ?? '127.0.0.1',
     port: parsePort(read('PORT')),
     logLevel: parseLogLevel(read('LOG_LEVEL')),
+    docsEnabled: parseBoolean('DOCS_ENABLED', read('DOCS_ENABLED'), environment !== 'production'),
     auth: readAuthSettings(read, environment),
     events: readEventsSettings(read),
     database: readDatabaseSettings(read),
