@@ -244,12 +244,18 @@ describe('useCoreErrors on a bare Fastify app', () => {
   });
 });
 
-describe('the README status table', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('## HTTP in one screen'), readme.indexOf('\n## ', readme.indexOf('## HTTP in one screen') + 1));
+describe.each([
+  ['README.md', '## HTTP in one screen'],
+  ['docs/http.md', '## Statuses'],
+])('the status table of %s', (file, heading) => {
+  const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+  const start = text.indexOf(heading);
+  const end = text.indexOf('\n## ', start + 1);
+  const section = text.slice(start, end === -1 ? undefined : end);
   const rows = [...section.matchAll(/^\| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(([, status, code]) => [Number(status), code]);
 
   it('lists exactly the statuses and codes of ERROR_CODES', () => {
+    expect(start).toBeGreaterThan(-1);
     const table = Object.entries(ERROR_CODES).map(([code, { status }]) => [status, code]);
     expect(rows.sort()).toEqual(table.sort());
   });
