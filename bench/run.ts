@@ -7,8 +7,8 @@
  * server logs at warn; Core runs a second time at its production default (info).
  * Prints one table per database and the targets, writes bench/results/latest.json.
  *
- *   npm run bench                       full run, both databases (about 35 minutes)
- *   npm run bench -- --quick            1-second runs, SQLite only (about 5 minutes; noisier)
+ *   npm run bench                       full run, both databases
+ *   npm run bench -- --quick            1-second runs, SQLite only (noisier)
  *   npm run bench -- --db postgresql    one database only (sqlite | postgresql | both)
  *   npm run bench -- --only by_id,list  some endpoints only
  *   npm run bench -- --servers core,floor,platformatic   some servers only (core and floor always run)
@@ -16,9 +16,9 @@
  *
  * Options: --reps N, --duration S (per server and endpoint and repetition, in 1-second slices that
  * take turns with the other servers and the endpoints of the same group), --warmup S (once per server and endpoint).
- * The first run installs Platformatic DB into bench/.peers/platformatic (npm ci, about two minutes).
+ * The first run installs Platformatic DB into bench/.peers/platformatic (npm ci).
  * PostgreSQL down: that part is skipped with the reason (exit 0), except with CI=true, where it fails.
- * See docs/performance.md for the method and the latest numbers.
+ * docs/performance.md has the method, how long each mode takes and the latest numbers.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -64,14 +64,14 @@ const quick = args.quick ?? false;
 const reps = Number(args.reps ?? 3);
 const duration = Number(args.duration ?? (quick ? 1 : 5));
 const warmup = Number(args.warmup ?? (quick ? 0.5 : 2));
-/** Cold starts per server: a start is 0.2–0.6 s, and one start in ten is 100 ms off either way. */
+/** Cold starts per server: enough that one slow or fast start does not move the median (docs/performance.md). */
 const coldStartRounds = quick ? 5 : 9;
 const only = args.only ? new Set(args.only.split(',')) : null;
 const endpoints = ENDPOINTS.filter((e) => !only || only.has(e.name));
 if (only && endpoints.length !== only.size) {
   throw new Error(`--only: unknown endpoint name(s); known: ${ENDPOINTS.map((e) => e.name).join(', ')}`);
 }
-// A full run measures both databases; --quick stays on SQLite (under 3 minutes) unless --db says otherwise.
+// A full run measures both databases; --quick stays on SQLite, to stay short, unless --db says otherwise.
 const db = args.db ?? (quick || args.profile ? 'sqlite' : 'both');
 if (db !== 'sqlite' && db !== 'postgresql' && db !== 'both') throw new Error(`--db: expected sqlite, postgresql or both, got "${db}"`);
 if (args.profile && db !== 'sqlite') throw new Error('--profile runs on SQLite only; leave out --db');
@@ -112,12 +112,11 @@ interface Measured {
 }
 
 /**
- * Length of one slice of a measured run (s). The speed of this machine kind changes from one second
- * to the next (with nothing else running, a CPU-bound loop took 146–208 ms, and one server's list
- * page went from 5,540 to 1,714 req/s within 20 s), so the servers, and the endpoints one target
- * compares, take turns in 1-second slices: each of them is measured across the same stretch of time,
- * not in its own 8 seconds a minute away from its counterpart. `--duration` is the total per server
- * and endpoint in a repetition.
+ * Length of one slice of a measured run (s). The speed of a shared machine changes from one second
+ * to the next, even with nothing else running (docs/performance.md, "Interleaving"), so the servers,
+ * and the endpoints one target compares, take turns in 1-second slices: each of them is measured
+ * across the same stretch of time, not in a stretch of its own a minute away from its counterpart.
+ * `--duration` is the total per server and endpoint in a repetition.
  */
 const SLICE_S = 1;
 
@@ -196,7 +195,7 @@ async function inputsOf(server: RunningServer, database: DatabaseKind, sampleIds
 }
 
 /**
- * Starts the servers, each on its own copy of the seeded data (`databaseFor`), checks that they agree,
+ * Starts the servers, each on its own copy of the data (`databaseFor`), checks that they agree,
  * then runs every endpoint on each server that serves it, interleaved, and stops them.
  */
 async function measure(database: DatabaseKind, specs: ServerSet, databaseFor: (name: ServerName) => Promise<string>, sampleIds: readonly string[]): Promise<Measured> {
@@ -286,7 +285,7 @@ async function main(): Promise<void> {
   const sqlite = databases.includes('sqlite');
   if (!sqlite && !postgres) return; // only PostgreSQL was asked for, and it is down: nothing measured, nothing written
 
-  // The seed needs the tables of the generated project; Platformatic DB installs meanwhile.
+  // Seeding needs the tables of the generated project; Platformatic DB installs meanwhile.
   const seedPath = join(work, 'seed.db');
   log('Generating the Core project with the CLI (core init, startapp, generate) and bundling the servers …');
   const preparing = performance.now();
@@ -311,7 +310,7 @@ async function main(): Promise<void> {
       await runProfiles(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, { duration: Number(args.duration ?? 10), warmup: Number(args.warmup ?? 3), only });
       return;
     }
-    /** Each server's copy of the seed; Platformatic DB's with the declared column types it maps. */
+    /** Each server's copy of `seed.db`; Platformatic DB's with the declared column types it maps. */
     const sqliteCopy = (name: ServerName, file: string): string => {
       const path = join(work, file);
       if (name === 'platformatic') platformaticSqliteCopy(seedPath, path);
@@ -319,8 +318,8 @@ async function main(): Promise<void> {
       return `sqlite:${path}`;
     };
 
-    // Before any load: measured after the load phase, the same build took 705–1,022 ms against 604 ms
-    // on a settled machine. The servers take turns, so they see the same machine.
+    // Before any load: right after the load phase the machine starts every server slower
+    // (docs/performance.md, "Cold start"). The servers take turns, so they see the same machine.
     log(`Cold start: ${coldStartRounds} rounds of ${coldStartServers.join(', ')}, in turn …`);
     const coldRuns: ColdStartRuns = {};
     const coldDbs = Object.fromEntries(coldStartServers.map((name) => [name, sqliteCopy(name, `cold-start-${name}.db`)]));

@@ -28,7 +28,7 @@ export const PG_ADMIN_URLS: readonly string[] = (() => {
   return configured ? [configured] : ['postgresql://postgres@127.0.0.1:5432/test', 'postgresql://postgres@127.0.0.1:5432/postgres'];
 })();
 
-/** Rows in the seeded `tasks` table. */
+/** Rows the bench writes into `tasks`. */
 export const ROW_COUNT = 100_000;
 
 /** Rows in `projects`: the many-to-one side of every task (about 100 tasks each, 10% of tasks have none). */
@@ -43,16 +43,16 @@ export const DEPTH = 90_000;
 /** Page size of list, keyset, offset and search. */
 export const PAGE = 20;
 
-/** 10 keep-alive connections, as in the issue's measurements. */
+/** Keep-alive connections the load generator opens to a server (no pipelining). */
 export const CONNECTIONS = 10;
 
-/** HS256 key shared by the three servers and the token signer (≥ 32 chars: production refuses less). */
+/** HS256 key shared by the servers that authenticate and the token signer (≥ 32 chars: production refuses less). */
 export const SECRET_KEY = 'bench-secret-key-0123456789abcdef-0123456789abcdef';
 
 /** The fixture app's policies: the baselines read this file, the generated Core project gets a copy of it. */
 export const POLICIES_PATH = fileURLToPath(new URL('../../fixtures/apps/tasks/src/policies.json', import.meta.url));
 
-/** The word the search's `ilike` looks for; the seed puts it in about 10% of titles. */
+/** The word the search's `ilike` looks for; the data set puts it in about 10% of titles. */
 export const SEARCH_WORD = 'report';
 
 /** `eq` + `or(ilike, bool)`, sorted by title descending, 20 rows (about 9% of the table matches). */

@@ -2,8 +2,8 @@
  * Platformatic DB, the peer the bench measures Core against: version 2.61.0, the last line that runs
  * on Node 20. It is not a dependency of Core: its package.json, package-lock.json and start script are
  * committed in bench/peers/platformatic/, and the bench installs them with `npm ci` into the ignored
- * bench/.peers/platformatic/ the first time it needs them (about two minutes: ~530 packages, and
- * better-sqlite3 compiles), again only when the lock file changes.
+ * bench/.peers/platformatic/ the first time it needs them (better-sqlite3 compiles on install), again only
+ * when the lock file changes.
  *
  * It serves its own copy of the same data. On PostgreSQL that is a copy whose `tasks.id` gets a default
  * (`gen_random_uuid()`): Platformatic DB leaves new ids to the database there, where Core and the other
@@ -60,7 +60,7 @@ export function platformaticServer(): ServerSpec {
   };
 }
 
-/** Copies the seeded SQLite file to `dest` and rebuilds `tasks` with the declared types Platformatic DB maps. */
+/** Copies the SQLite file the bench seeded to `dest` and rebuilds `tasks` with the declared types Platformatic DB maps. */
 export function platformaticSqliteCopy(seedPath: string, dest: string): void {
   copyFileSync(seedPath, dest);
   const db = new Database(dest);

@@ -48,7 +48,7 @@ export class BenchPostgres {
     return this.urlOf(this.seedName);
   }
 
-  /** A copy of the seeded database for one server (nobody may be connected to the seed meanwhile). */
+  /** A copy of `core_bench_<pid>` for one server (nobody may be connected to that one meanwhile). */
   async copyFor(server: ServerName): Promise<string> {
     const name = `${this.seedName}_${server}`;
     await this.create(name, this.seedName);
@@ -57,7 +57,7 @@ export class BenchPostgres {
 
   /** Drops every database this run created (connected servers are disconnected: `with (force)`). */
   async dropAll(): Promise<void> {
-    // Newest first: the servers' copies, then the seed they were made from.
+    // Newest first: the servers' copies, then `core_bench_<pid>`, which they were made from.
     for (const name of this.created.splice(0).reverse()) await this.admin(`drop database if exists "${name}" with (force)`);
   }
 

@@ -1,5 +1,5 @@
 /**
- * Authentication and permissions through the app (contract §8): bearer header and `access_token`
+ * Authentication and permissions through the app (docs/http.md, "Credentials"; docs/security.md): bearer header and `access_token`
  * cookie, HS256 only, `exp` honoured, a malformed `roles` claim rejected, the policies' permissions
  * matched exactly, and the guard of every scaffolded route.
  */

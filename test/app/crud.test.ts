@@ -1,5 +1,5 @@
 /**
- * The seven scaffolded endpoints of the fixture app (contract §7 table): statuses, the envelope,
+ * The seven scaffolded endpoints of the fixture app (the route table of docs/http.md): statuses, the envelope,
  * `Location`, both spellings of the collection path, PUT as a replace, PATCH as a partial update and
  * DELETE answering `data: null`.
  */

@@ -1,5 +1,5 @@
 /**
- * Events through HTTP (contract §10): a create delivers the entity event (`tasks.created`, from
+ * Events through HTTP (docs/events.md): a create delivers the entity event (`tasks.created`, from
  * `registerDbEventDispatcher`) and the service's `postCreate` domain event (`tasks.created`) to the
  * kernel's dispatcher, only after the commit; a failed create delivers nothing.
  *

@@ -1,5 +1,5 @@
 /**
- * `?schema=true` (contract §7 "Schema introspection"): which schema each route answers, the JSON
+ * `?schema=true` (docs/http.md, "Restrictions and introspection"): which schema each route answers, the JSON
  * Schema's shape, that the handler never runs (nothing written, no SQL), that DELETE has none, and
  * that a router with `exposeSchemas = false` ignores the parameter.
  */

@@ -1,17 +1,18 @@
 /**
- * Issue #6: "Correctness is not traded: … every response stays byte-identical to the ORM path's."
+ * Speed is not bought with a different answer: every read response stays byte-identical to what the
+ * ORM path would answer.
  *
  * Core answers reads from compiled SQL and plain rows (`runtime/src/search`, `Database.select`), never
  * from entities. This file builds every read response a second time, independently, the ORM way:
  * MikroORM `em.find` / `em.findOne` on a fresh fork with the same where, order and limit; each entity
- * written with its wire names in the order the contract's output schema has (the manifest's fields in
- * manifest order without `output: false` ones, then each owning to-one relation as `<relation>_id` —
- * generator/README.md, "Field mapping" and "Relations"); datetimes as ISO 8601 UTC strings, dates as
- * `YYYY-MM-DD`, bigint and decimal as strings; restricted fields absent; all of it in the envelope of
- * contract §7 (`success`, `message`, `data`, `meta`, with `meta` = `{ limit, offset, next_cursor,
+ * written with its wire names in the order of the HTTP contract's output schema (docs/http.md): the
+ * manifest's fields in manifest order without `output: false` ones, then each owning to-one relation
+ * as `<relation>_id` (generator/README.md, "Field mapping" and "Relations"); datetimes as ISO 8601 UTC
+ * strings, dates as `YYYY-MM-DD`, bigint and decimal as strings; restricted fields absent; all of it
+ * in the envelope (`success`, `message`, `data`, `meta`, with `meta` = `{ limit, offset, next_cursor,
  * has_more }` when the request paginates, else null). The HTTP body must equal `JSON.stringify` of
- * that, byte for byte. The expected rows are also checked against the contract's types, so a drift
- * that both paths shared (0/1 for a boolean, a number for a decimal) fails too.
+ * that, byte for byte. The expected rows are also checked against the contract's wire types, so a
+ * drift that both paths shared (0/1 for a boolean, a number for a decimal) fails too.
  *
  * Cursors carry a random IV: `meta.next_cursor` is replaced by a placeholder in the body, and the real
  * cursor is followed to the end of the set, each page compared with the ORM's "rows after the last
@@ -98,7 +99,7 @@ function wireKeys(manifest: string): WireKey[] {
   return keys;
 }
 
-/** An entity as the contract puts it on the wire, for a caller who may not see `hidden`. */
+/** An entity as the HTTP contract puts it on the wire, for a caller who may not see `hidden`. */
 function wireRow(entity: object, keys: readonly WireKey[], hidden: ReadonlySet<string>): Row {
   const source = entity as Row;
   const out: Row = {};
@@ -116,7 +117,7 @@ function wireRow(entity: object, keys: readonly WireKey[], hidden: ReadonlySet<s
 }
 
 /**
- * A decimal as the contract writes it, with exactly `scale` digits after the point (the ORM's entity
+ * A decimal as the HTTP contract writes it, with exactly `scale` digits after the point (the ORM's entity
  * holds SQLite's `3.5` as "3.5"; the wire says "3.50", as PostgreSQL does).
  */
 function withScale(text: string, scale: number): string {
@@ -140,7 +141,7 @@ const WIRE_TYPE: Record<string, (v: unknown) => boolean> = {
   json: () => true,
 };
 
-/** The oracle itself must speak the contract: every value has its field's wire type. */
+/** The oracle itself must speak the HTTP contract: every value has its field's wire type. */
 function expectWireTypes(rows: readonly Row[], keys: readonly WireKey[]): void {
   for (const row of rows) {
     for (const key of keys) {
@@ -326,8 +327,8 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
 }
 
 /**
- * `field like pattern escape '\'`: the contract's `like` (the pattern as sent, `\` escaping `%` and `_`),
- * written so both databases read it the same. SQLite's LIKE ignores ASCII case where the contract's
+ * `field like pattern escape '\'`: the search's `like` (the pattern as sent, `\` escaping `%` and `_`),
+ * written so both databases read it the same. SQLite's LIKE ignores ASCII case where the search's
  * `like` does not: the patterns here have no letters.
  */
 function likeEscaped(field: string, pattern: string): Row {

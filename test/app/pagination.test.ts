@@ -1,5 +1,5 @@
 /**
- * Pagination of list and search (contract §7): `meta: null` plus a `Link` header without parameters,
+ * Pagination of list and search (docs/http.md, "Pagination"): `meta: null` plus a `Link` header without parameters,
  * `meta = { limit, offset, next_cursor, has_more }` with them, bounds and tampered cursors as 422.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,6 +1,6 @@
 /**
- * Plain Fastify routes (no `CoreAPIRoute`) next to the scaffolded ones (seed: "Hand-written
- * functional endpoints on a plain router remain possible"): not guarded, not enveloped, no `Vary`,
+ * Plain Fastify routes (no `CoreAPIRoute`) next to the scaffolded ones, since hand-written
+ * endpoints on a plain router must remain possible: not guarded, not enveloped, no `Vary`,
  * bodies not pruned — yet `Inject(TaskService)` works as a default parameter value, per request.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,7 +1,7 @@
 /**
  * The one way a body gets in: application/json (any spelling) → parse → prune → validate. Odd
  * Content-Type spellings take exactly that path, prototype-poisoning bodies are refused, and a Core
- * route sees the exact bytes sent on `request.rawBody` (the seed's `CoreRequest`).
+ * route sees the exact bytes sent on `request.rawBody` (`CoreRequest`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { expect, it } from 'vitest';

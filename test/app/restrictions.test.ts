@@ -1,5 +1,5 @@
 /**
- * Restricted fields through HTTP (contract §7 "Restrictions"): the viewer and editor roles have
+ * Restricted fields through HTTP (docs/http.md, "Restrictions and introspection"): the viewer and editor roles have
  * `tasks.assignee_email` restricted. Pruned from bodies (never an error, never written), masked from
  * every response, absent from introspection, forbidden in search, and `Vary: Authorization, Cookie`
  * on JSON answers exactly when the caller's restricted set is non-empty.

@@ -5,7 +5,7 @@
  * the schema does not have (unknown) are dropped before validation, and `create`/`replace` fill
  * absent fields from their `default`.
  *
- * On top of the schema, the contract refuses what no database can store faithfully (U+0000 and lone
+ * On top of the schema, the HTTP contract (docs/http.md, "Values on the wire") refuses what no database can store faithfully (U+0000 and lone
  * surrogates in any string) and integers outside the 32 bits an `integer` column holds.
  */
 import fc from 'fast-check';

@@ -8,7 +8,7 @@ import { ManifestError, parseManifest, validateManifest } from '../../generator/
 import { core, lines, snapshot, tempDir } from '../helpers/cli.js';
 import { GOLDEN_DIR } from './golden-runner.js';
 
-const seed = JSON.parse(readFileSync(new URL('../../fixtures/specs/tasks.resource.json', import.meta.url), 'utf8'));
+const starter = JSON.parse(readFileSync(new URL('../../fixtures/specs/tasks.resource.json', import.meta.url), 'utf8'));
 
 function issuesOf(manifest: unknown): { path: string; message: string }[] {
   try {
@@ -20,20 +20,20 @@ function issuesOf(manifest: unknown): { path: string; message: string }[] {
   }
 }
 
-const withField = (name: string, spec: unknown) => ({ ...seed, fields: { ...seed.fields, [name]: spec } });
+const withField = (name: string, spec: unknown) => ({ ...starter, fields: { ...starter.fields, [name]: spec } });
 
 describe('manifest validation', () => {
-  it('accepts the seed task manifest', () => {
-    expect(validateManifest(seed, 'tasks.resource.json')).toEqual(seed);
+  it('accepts the starter task manifest', () => {
+    expect(validateManifest(starter, 'tasks.resource.json')).toEqual(starter);
   });
 
   it.each([
-    ['unknown top-level key', { ...seed, colour: 'red' }, '$', /unknown key "colour"/],
+    ['unknown top-level key', { ...starter, colour: 'red' }, '$', /unknown key "colour"/],
     ['unknown field type', withField('x', { type: 'money' }), '$.fields.x.type', /expected one of "uuid".*got "money"/],
     ['unknown field flag', withField('x', { type: 'string', requried: true }), '$.fields.x', /unknown key "requried"/],
     ['bad field name', withField('Title', { type: 'string' }), '$.fields.Title', /not a valid name/],
-    ['bad table name', { ...seed, name: 'Tasks' }, '$.name', /lower snake_case/],
-    ['bad entity name', { ...seed, entity: 'task' }, '$.entity', /PascalCase/],
+    ['bad table name', { ...starter, name: 'Tasks' }, '$.name', /lower snake_case/],
+    ['bad entity name', { ...starter, entity: 'task' }, '$.entity', /PascalCase/],
     ['missing fields', { name: 'tasks', entity: 'Task' }, '$', /missing required key "fields"/],
     ['max_length < 1', withField('x', { type: 'string', max_length: 0 }), '$.fields.x.max_length', />= 1/],
     ['default of the wrong type', withField('x', { type: 'boolean', default: 'yes' }), '$.fields.x.default', /true or false/],
@@ -43,11 +43,11 @@ describe('manifest validation', () => {
     ['enum default outside values', withField('x', { type: 'enum', values: ['a'], default: 'b' }), '$.fields.x.default', /one of/],
     ['max_length on an integer', withField('x', { type: 'integer', max_length: 3 }), '$.fields.x.max_length', /only applies/],
     ['two primary keys', withField('x', { type: 'uuid', primary: true }), '$.fields', /2 primary fields/],
-    ['no primary key', { ...seed, fields: { title: { type: 'string' } } }, '$.fields', /exactly one/],
+    ['no primary key', { ...starter, fields: { title: { type: 'string' } } }, '$.fields', /exactly one/],
     ['reserved name', withField('constructor', { type: 'string' }), '$.fields.constructor', /reserved/],
-    ['relation named like a field', { ...seed, relations: { title: { kind: 'many-to-one', target: 'projects' } } }, '$.relations.title', /same name as a field/],
-    ['one-to-many without inverse', { ...seed, relations: { comments: { kind: 'one-to-many', target: 'comments' } } }, '$.relations.comments.inverse', /needs "inverse"/],
-    ['unknown relation kind', { ...seed, relations: { p: { kind: 'belongs-to', target: 'projects' } } }, '$.relations.p.kind', /expected one of "many-to-one"/],
+    ['relation named like a field', { ...starter, relations: { title: { kind: 'many-to-one', target: 'projects' } } }, '$.relations.title', /same name as a field/],
+    ['one-to-many without inverse', { ...starter, relations: { comments: { kind: 'one-to-many', target: 'comments' } } }, '$.relations.comments.inverse', /needs "inverse"/],
+    ['unknown relation kind', { ...starter, relations: { p: { kind: 'belongs-to', target: 'projects' } } }, '$.relations.p.kind', /expected one of "many-to-one"/],
   ])('%s', (_name, manifest, path, message) => {
     const issues = issuesOf(manifest);
     expect(issues.find((i) => i.path === path), JSON.stringify(issues)).toMatchObject({ message: expect.stringMatching(message) });
@@ -58,7 +58,7 @@ describe('manifest validation', () => {
   });
 
   it('lists every problem at once, one per line', () => {
-    const manifest = { ...seed, name: 'Tasks', fields: { ...seed.fields, x: { type: 'money' } } };
+    const manifest = { ...starter, name: 'Tasks', fields: { ...starter.fields, x: { type: 'money' } } };
     expect(() => validateManifest(manifest, 'm.json')).toThrow(/\$\.name: .*\n  \$\.fields\.x\.type: /);
   });
 });
@@ -145,9 +145,9 @@ describe('decimal precision and scale', () => {
     expect(issuesOf(withField('x', spec))).toEqual([]);
   });
 
-  /** models.ts and schemas.ts generated from the seed plus `fields`, in memory. */
+  /** models.ts and schemas.ts generated from the starter task manifest plus `fields`, in memory. */
   async function generated(fields: Manifest['fields']): Promise<{ models: string; schemas: string }> {
-    const manifest = { ...seed, fields: { ...seed.fields, ...fields } } as Manifest;
+    const manifest = { ...starter, fields: { ...starter.fields, ...fields } } as Manifest;
     const tree = new Tree('/nonexistent/core-decimal');
     const manifests = new Map([[manifest.name, manifest]]);
     await generateApp(tree, manifest, { module: 'tasks', dir: 'src/apps/tasks', manifestPath: 'src/apps/tasks/tasks.resource.json', manifests });
@@ -202,7 +202,7 @@ describe('decimal precision and scale', () => {
     afterAll(() => dir.remove());
 
     const withFields = (fields: Record<string, unknown>) => {
-      writeFileSync(manifestPath, JSON.stringify({ ...seed, fields: { ...seed.fields, ...fields } }, null, 2));
+      writeFileSync(manifestPath, JSON.stringify({ ...starter, fields: { ...starter.fields, ...fields } }, null, 2));
     };
 
     it('an invalid size: exit 1, one line per problem naming the JSON path, nothing written', async () => {
@@ -252,12 +252,12 @@ describe('"version": true', () => {
     ['not a boolean', withField('v', { type: 'integer', version: 'yes' }), '$.fields.v.version', /expected boolean/],
     ['on a string', withField('v', { type: 'string', version: true }), '$.fields.v.version', /applies to integer fields, this one is "string"/],
     ['on a bigint', withField('v', { type: 'bigint', version: true }), '$.fields.v.version', /applies to integer fields/],
-    ['on the primary key', { ...seed, fields: { ...seed.fields, id: { type: 'integer', primary: true, version: true } } }, '$.fields.id.version', /primary key cannot be the version/],
+    ['on the primary key', { ...starter, fields: { ...starter.fields, id: { type: 'integer', primary: true, version: true } } }, '$.fields.id.version', /primary key cannot be the version/],
     ['nullable', withField('v', { type: 'integer', version: true, nullable: true }), '$.fields.v.nullable', /cannot be nullable/],
     ['with a default', withField('v', { type: 'integer', version: true, default: 0 }), '$.fields.v.default', /starts at 1 by itself/],
     ['writable on create', withField('v', { type: 'integer', version: true, create: true }), '$.fields.v.create', /set by the system/],
     ['writable on update', withField('v', { type: 'integer', version: true, update: true }), '$.fields.v.update', /set by the system/],
-    ['twice', { ...seed, fields: { ...seed.fields, a: { type: 'integer', version: true }, b: { type: 'integer', version: true } } }, '$.fields', /2 version fields \(a, b\); a resource has at most one/],
+    ['twice', { ...starter, fields: { ...starter.fields, a: { type: 'integer', version: true }, b: { type: 'integer', version: true } } }, '$.fields', /2 version fields \(a, b\); a resource has at most one/],
   ])('is refused %s', (_name, manifest, path, message) => {
     const issues = issuesOf(manifest);
     expect(issues.find((i) => i.path === path), JSON.stringify(issues)).toMatchObject({ message: expect.stringMatching(message) });

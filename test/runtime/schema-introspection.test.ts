@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runWithContext } from '@core/runtime';
+import { DATE_TIME_YEARS_PATTERN } from '../../runtime/src/data/calendar.js';
 import { ctxWith, ProjectOut, TaskCreate, TaskOut, TaskUpdate } from './schema-fixtures.js';
 
 const TASK_OUT_PROPERTIES = {
@@ -10,7 +11,8 @@ const TASK_OUT_PROPERTIES = {
   is_completed: { type: 'boolean' },
   assignee_email: { type: ['string', 'null'], maxLength: 255 },
   project_id: { type: ['string', 'null'], format: 'uuid' },
-  created_at: { type: 'string', format: 'date-time' },
+  // Every date-time is bounded to the years 0001–9999 by a pattern beside its format.
+  created_at: { type: 'string', format: 'date-time', pattern: DATE_TIME_YEARS_PATTERN },
 };
 const PROJECT_OUT_PROPERTIES = {
   id: { type: 'string', format: 'uuid' },
@@ -26,7 +28,7 @@ const COMMENT_OUT = {
 const without = <T extends Record<string, unknown>>(object: T, ...keys: string[]): Partial<T> =>
   Object.fromEntries(Object.entries(object).filter(([k]) => !keys.includes(k))) as Partial<T>;
 
-describe('jsonSchema: the contract §7 document', () => {
+describe('jsonSchema: the document `?schema=true` answers', () => {
   it('create schema: title, nullable type arrays, formats, defaults, required', () => {
     expect(TaskCreate.jsonSchema(ctxWith())).toEqual({
       title: 'TaskCreate',

@@ -24,7 +24,7 @@ interface TaskCreate {
 }
 type TaskUpdate = Partial<TaskCreate> & { is_completed?: boolean | null };
 
-/** The seed's example service: a priority outside low/medium/high becomes medium. */
+/** The starter task service's rule: a priority outside low/medium/high becomes medium. */
 class TaskService extends BaseService<Task, TaskCreate, TaskUpdate> {
   readonly steps: string[] = [];
   failIn: string | undefined;

@@ -1,7 +1,7 @@
 /**
  * One manifest field → its model property (TypeScript type + MikroORM builder) and its TypeBox
  * schemas (input: create/update bodies; output: what endpoints answer). The mapping table is in
- * generator/README.md; every choice the contract leaves open is decided here, once.
+ * generator/README.md; every mapping choice is decided here, once.
  */
 import { decimalPattern, decimalSize, type DecimalSize } from '../../manifest/decimal.js';
 import type { FieldSpec, FieldType } from '../../manifest/schema.js';

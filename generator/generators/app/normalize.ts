@@ -17,7 +17,7 @@ export interface GenerateAppOptions {
   dir: string;
   manifestPath: string;
   manifests: ReadonlyMap<string, Manifest>;
-  /** `core startapp --template`: the service gets the seed's business rules. */
+  /** `core startapp --template`: the service gets the starter task resource's business rules. */
   template?: boolean;
   /** Resource name → app folder, when a manifest's `name` differs from its folder. */
   modules?: ReadonlyMap<string, string>;

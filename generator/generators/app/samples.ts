@@ -23,7 +23,7 @@ const WORD = ['Sample', 'Changed', 'Patched'] as const;
 
 /**
  * A valid value of `f`, never null. The create body uses a field's default when it has one: a default
- * is acceptable to any business rule (the seed's service, for one, rewrites unknown priorities).
+ * is acceptable to any business rule (the starter task service, for one, rewrites unknown priorities).
  */
 export function sampleValue(f: FieldInfo, variant: Variant): Literal {
   const s = f.spec;

@@ -1,7 +1,7 @@
 /**
  * `services.ts` (user-owned: written once, never edited by `core generate`): the resource's business
- * rules as `BaseService` hooks. With `core startapp --template` it carries the seed's rules (priority
- * normalization before create, a domain event after it); otherwise every hook as an empty, documented
+ * rules as `BaseService` hooks. With `core startapp --template` it carries the starter task resource's rules
+ * (priority normalization before create, a domain event after it); otherwise every hook as an empty, documented
  * stub, so the user sees what exists and with which types.
  */
 import { Imports } from '../../engine/imports.js';
@@ -17,7 +17,7 @@ export function renderService(app: AppModel): string {
     .value('./models.js', names.entity)
     .value('./repositories.js', names.repository)
     .type('./schemas.js', names.createInput, names.updateInput);
-  // The seed's rules read `priority` and `title`; a template manifest always has both.
+  // The starter rules read `priority` and `title`; a template manifest always has both.
   const template = app.template && 'priority' in app.manifest.fields && 'title' in app.manifest.fields;
   if (template) imports.value('@core/runtime', 'domainEvent');
   else imports.type('@core/runtime', 'Id');
