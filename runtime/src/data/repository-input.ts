@@ -7,6 +7,7 @@
 import { BigIntType, DecimalType, DoubleType, FloatType, JsonType, ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
 import { ValidationError, type ErrorDetail } from '../errors.js';
 import { kindOfProperty } from '../search/codecs.js';
+import { dateProblem, instantProblem } from './calendar.js';
 import type { Dialect } from './database.js';
 import {
   decimalProblem,
@@ -67,7 +68,7 @@ export interface RelatedCheck {
  * the request schemas check types, and the database refuses what they let through.
  */
 type ScalarRule =
-  | { readonly kind: 'uuid' | 'datetime' | 'text' | 'json' | 'float' | 'other' }
+  | { readonly kind: 'uuid' | 'date' | 'datetime' | 'text' | 'json' | 'float' | 'other' }
   | { readonly kind: 'integer'; readonly range: IntegerRange; readonly mode: 'number' | 'string' | 'bigint' }
   | { readonly kind: 'decimal'; readonly spec: DecimalSpec; readonly mode: 'string' | 'number' };
 
@@ -128,13 +129,15 @@ export class WritePlan {
    * Maps input to entity data. `create` requires every field without a default; `patch` touches only
    * the keys present; `replace` also resets every writable field absent from `input` to its default
    * (null for nullable fields, no links for many-to-many), except the fields named in `keep` — bare
-   * names or `<table>.<field>` restriction entries — which keep their stored values.
+   * names or `<table>.<field>` restriction entries — which keep their stored values. With `fields`,
+   * a replace resets only those fields; every other one keeps its stored value too.
    */
-  prepare(input: object, mode: WriteMode, keep: Iterable<string> = []): PreparedWrite {
+  prepare(input: object, mode: WriteMode, keep: Iterable<string> = [], fields?: Iterable<string>): PreparedWrite {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       throw new ValidationError(`The ${this.table} input must be an object; received ${describe(input)}`);
     }
-    const kept = this.keptKeys(keep);
+    const kept = this.wireKeys(keep);
+    const covered = fields === undefined ? undefined : this.wireKeys(fields);
     const values: Record<string, unknown> = {};
     const related: RelatedCheck[] = [];
     const problems: ErrorDetail[] = [];
@@ -159,7 +162,7 @@ export class WritePlan {
       if (keyPresent(input, field.key) || kept.has(field.key)) continue;
       if (mode === 'create' && field.required) {
         problems.push({ path: field.key, reason: 'required', message: `${field.key} is required to create a ${this.table} record` });
-      } else if (mode === 'replace' && field.reset !== 'skip' && !field.primary) {
+      } else if (mode === 'replace' && field.reset !== 'skip' && !field.primary && (covered === undefined || covered.has(field.key))) {
         if (field.reset) values[field.prop] = field.reset.value;
         else {
           problems.push({
@@ -203,15 +206,16 @@ export class WritePlan {
     }
   }
 
-  private keptKeys(keep: Iterable<string>): Set<string> {
-    const kept = new Set<string>();
+  /** The wire keys of `names` (bare property names, wire keys or `<table>.<field>` entries). */
+  private wireKeys(names: Iterable<string>): Set<string> {
+    const keys = new Set<string>();
     const prefix = `${this.table}.`;
-    for (const entry of keep) {
+    for (const entry of names) {
       const name = entry.startsWith(prefix) ? entry.slice(prefix.length) : entry;
       const key = this.aliases.get(name);
-      if (key) kept.add(key);
+      if (key) keys.add(key);
     }
-    return kept;
+    return keys;
   }
 }
 
@@ -315,6 +319,7 @@ function scalarRule(prop: EntityProperty, dialect: Dialect): ScalarRule {
   }
   if (t instanceof FloatType || t instanceof DoubleType) return { kind: 'float' };
   const kind = kindOfProperty(prop);
+  if (kind === 'date') return { kind: 'date' };
   if (kind === 'string') return { kind: 'text' };
   if (kind === 'json') return { kind: 'json' };
   if (kind === 'number') return { kind: 'float' };
@@ -336,8 +341,14 @@ function convertScalar(field: FieldSpec, value: unknown): unknown {
       if (!date || Number.isNaN(date.getTime())) {
         throw invalid(path, 'type', `${path} must be an ISO 8601 date-time; received ${describe(value)}`);
       }
+      refuse(instantProblem(date, path));
       return date;
     }
+    case 'date':
+      // A calendar day the database stores as written; a Date is stored by the driver as its day.
+      if (typeof value === 'string') refuse(dateProblem(value, path));
+      else if (value instanceof Date && !Number.isNaN(value.getTime())) refuse(instantProblem(value, path));
+      return value;
     case 'text':
       if (typeof value === 'string') refuse(textProblem(value, path));
       return value;

@@ -37,6 +37,13 @@ export interface UpdateOptions {
    */
   keep?: Iterable<string>;
   /**
+   * With `replace`: the fields the replace covers, as bare names; an absent one returns to its
+   * default, any other keeps its stored value. The router passes its update schema's fields, so a
+   * field that schema does not declare (one set on create only) survives a PUT. Default: every
+   * writable field.
+   */
+  fields?: Iterable<string>;
+  /**
    * The `If-Match` header's text: the update runs only if the record's current ETag is one of the
    * tags listed (or `*`); otherwise `PreconditionFailedError` (412) and nothing is written. Checked in
    * the update's transaction, race-free (see runtime/src/data/README.md).
@@ -157,7 +164,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   async update(id: Id, data: U, options: UpdateOptions = {}): Promise<Row<M>> {
     const { plan, tags } = this.state();
     const key = plan.parseId(id);
-    const { values, related } = plan.prepare(data, options.replace ? 'replace' : 'patch', withVersion(options.keep, tags));
+    const { values, related } = plan.prepare(data, options.replace ? 'replace' : 'patch', withVersion(options.keep, tags), options.fields);
     return UnitOfWork.run(
       async (uow) => {
         // First: a stale If-Match writes nothing, and the row stays locked for the rest of the unit.

@@ -22,7 +22,7 @@ import {
 } from '@mikro-orm/core';
 import type { Dialect } from './database.js';
 
-export type ValueReason = 'invalid_character' | 'out_of_range' | 'too_precise';
+export type ValueReason = 'invalid_character' | 'out_of_range' | 'too_precise' | 'format';
 
 export interface ValueProblem {
   readonly reason: ValueReason;

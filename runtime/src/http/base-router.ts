@@ -16,6 +16,7 @@ import { CoreJSONResponse } from './core-json-response.js';
 import { useCoreRequest } from './core-request.js';
 import { allowedMethods, methodNotAllowedOr404, useCoreErrors } from './error-handler.js';
 import type { PageMeta } from './envelope.js';
+import { atUrl, ID_PARAM, LIST_QUERY, VIEW_URL } from './url-errors.js';
 
 type OutputRow = Record<string, unknown>;
 
@@ -40,8 +41,13 @@ export interface RouterService<C, U> {
   /**
    * `ifMatch` is the `If-Match` header: write only if the record's ETag matches, else throw a 412
    * (`PreconditionFailedError`); `etag` asks for the new ETag on the returned row (`etagOf(row)`).
+   * A replace resets only the `fields` absent from `input` (the update schema's fields), never `keep`.
    */
-  update(id: unknown, input: U, options?: { replace?: boolean; keep?: Iterable<string>; ifMatch?: string; etag?: boolean }): Promise<OutputRow>;
+  update(
+    id: unknown,
+    input: U,
+    options?: { replace?: boolean; keep?: Iterable<string>; fields?: Iterable<string>; ifMatch?: string; etag?: boolean },
+  ): Promise<OutputRow>;
   delete(id: unknown, options?: { ifMatch?: string }): Promise<void>;
   /**
    * The record's current ETag, null when there is none; `include` is checked as `get` checks it, before
@@ -65,6 +71,8 @@ interface ListQuery {
 }
 
 const PAGE_KEYS = ['limit', 'offset', 'cursor'] as const;
+
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 const ListQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ description: 'Page size (default 50)' })),
@@ -197,14 +205,23 @@ export abstract class BaseRouter<C extends object, U extends object> {
           const { id } = request.params as IdParams;
           const service = this.resolveService();
           const include = includeOf(request);
-          // The tag is read before the row: a tag older than its row can only cause a needless 412.
-          const tag = service.etag ? await service.etag(id, { include }) : null;
-          const row = await service.get(id, { include });
+          let row: OutputRow;
+          let tag: string | null = null;
+          try {
+            // The tag is read before the row: a tag older than its row can only cause a needless 412.
+            if (service.etag) tag = await service.etag(id, { include });
+            row = await service.get(id, { include });
+          } catch (error) {
+            throw atUrl(error, VIEW_URL);
+          }
           return new CoreJSONResponse(row, { serializeData: out.serializer(getContext()), ...etagHeader(tag) });
         },
       }),
     );
 
+    // What a replace may reset: the fields of the update schema. A field it does not declare (one that
+    // may be set on create only, say) keeps its stored value, as a restricted field does.
+    const replaced = Object.keys(this.updateSchema.fields.properties);
     for (const [method, mode] of [['PUT', 'replace'], ['PATCH', 'patch']] as const) {
       app.route(
         CoreAPIRoute({
@@ -220,9 +237,14 @@ export abstract class BaseRouter<C extends object, U extends object> {
             const { id } = request.params as IdParams;
             const input = this.updateSchema.parse(request.body, ctx, { mode }) as U;
             // A replace resets absent writable fields, but never what the caller may not see.
-            const options = mode === 'replace' ? { replace: true, keep: ctx.restrictedFields, etag: true } : { etag: true };
+            const options = mode === 'replace' ? { replace: true, keep: ctx.restrictedFields, fields: replaced, etag: true } : { etag: true };
             const ifMatch = ifMatchOf(request);
-            const row = await this.resolveService().update(id, input, ifMatch === undefined ? options : { ...options, ifMatch });
+            let row: OutputRow;
+            try {
+              row = await this.resolveService().update(id, input, ifMatch === undefined ? options : { ...options, ifMatch });
+            } catch (error) {
+              throw atUrl(error, ID_PARAM);
+            }
             return new CoreJSONResponse(row, { serializeData: out.serializer(ctx), ...etagHeader(etagOf(row)) });
           },
         }),
@@ -240,7 +262,11 @@ export abstract class BaseRouter<C extends object, U extends object> {
         handler: async (request) => {
           const { id } = request.params as IdParams;
           const ifMatch = ifMatchOf(request);
-          await this.resolveService().delete(id, ifMatch === undefined ? {} : { ifMatch });
+          try {
+            await this.resolveService().delete(id, ifMatch === undefined ? {} : { ifMatch });
+          } catch (error) {
+            throw atUrl(error, ID_PARAM);
+          }
           return new CoreJSONResponse(null);
         },
       }),
@@ -256,7 +282,12 @@ export abstract class BaseRouter<C extends object, U extends object> {
         exposeSchema: expose(outSchema),
         handler: async (request, reply) => {
           const query = request.query as ListQuery;
-          const page = await this.resolveService().getList({ ...pageParams(query), include: includeOf(request) });
+          let page: Page<OutputRow>;
+          try {
+            page = await this.resolveService().getList({ ...pageParams(query), include: includeOf(request) });
+          } catch (error) {
+            throw atUrl(error, LIST_QUERY);
+          }
           const paginated = PAGE_KEYS.some((key) => query[key] !== undefined);
           if (!paginated && page.hasMore && page.nextCursor) {
             const next = new URLSearchParams({ cursor: page.nextCursor });
@@ -295,11 +326,15 @@ export abstract class BaseRouter<C extends object, U extends object> {
     return dbManager.db.orm.getMetadata().get(this.model.name).primaryKeys[0] as string;
   }
 
-  /** `:id` in the URL: a uuid for uuid keys (422 otherwise, before any SQL), an integer for numeric keys. */
+  /**
+   * `:id` in the URL: a uuid for uuid keys (422 otherwise, before any SQL), an integer for numeric keys.
+   * A uuid is the canonical 8-4-4-4-12 hex form only: the `uuid` format alone also lets `urn:uuid:…`
+   * through, which no row has as its id.
+   */
   protected idSchema(): TSchema {
     const meta = dbManager.db.orm.getMetadata().get(this.model.name);
     const type = String(meta.properties[meta.primaryKeys[0] as string]?.type ?? '').toLowerCase();
-    if (type === 'uuid') return Type.String({ format: 'uuid' });
+    if (type === 'uuid') return Type.String({ format: 'uuid', pattern: UUID_PATTERN });
     if (['integer', 'int', 'number', 'smallint', 'tinyint', 'mediumint'].includes(type)) return Type.Integer({ minimum: 1 });
     return Type.String({ minLength: 1 });
   }

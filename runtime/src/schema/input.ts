@@ -1,7 +1,8 @@
 import { Type, type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { ValidationError } from '../errors.js';
+import { jsonProblem, textProblem, type ValueProblem } from '../data/value-checks.js';
+import { ValidationError, type ErrorDetail } from '../errors.js';
 import { ArtifactCache } from './artifact-cache.js';
 import { restrictionScope, visibility, type RestrictionScope } from './restriction-scope.js';
 import { isRecord, kindOf, type SchemaInfo } from './schema-info.js';
@@ -44,7 +45,11 @@ function buildInputPlan(info: SchemaInfo, scope: RestrictionScope, patch: boolea
  *    never validated, never written) and unknown ones are dropped (as Fastify's `removeAdditional`
  *    and Pydantic's default `extra='ignore'` do) — a client sending an extra key is not an error;
  * 3. create / replace: fill absent fields from their `default`; patch: nothing is filled in;
- * 4. validate with the compiled validator → `ValidationError` with one detail per problem.
+ * 4. validate with the compiled validator → `ValidationError` with one detail per problem;
+ * 5. refuse text no database stores as sent (U+0000, an unpaired surrogate) in any field the client
+ *    sent, keys of JSON values included. Checked here, on what the client sent, and not only when
+ *    the row is written: a service hook may replace the value before the write, and the client's
+ *    request was invalid all the same.
  * The result is a new object (nested values are shared with `input`, which is otherwise left as is).
  */
 export function parseInput(info: SchemaInfo, input: unknown, restricted: ReadonlySet<string>, mode: ParseMode): { data: Record<string, unknown>; absent: string[] } {
@@ -58,10 +63,28 @@ export function parseInput(info: SchemaInfo, input: unknown, restricted: Readonl
   for (const name of plan.writable) {
     if (Object.hasOwn(input, name) && input[name] !== undefined) data[name] = input[name];
   }
+  const unstorable = unstorableText(data);
   if (mode !== 'patch') Value.Default(plan.schema, data);
   if (!plan.validator.Check(data)) {
-    throw new ValidationError(`The request body does not match ${info.title}; see details.`, toErrorDetails(plan.validator.Errors(data)));
+    throw new ValidationError(`The request body does not match ${info.title}; see details.`, [...toErrorDetails(plan.validator.Errors(data)), ...unstorable]);
   }
+  if (unstorable.length > 0) throw new ValidationError(`The request body holds text the database cannot store; see details.`, unstorable);
   const absent = mode === 'patch' ? [] : plan.writable.filter((name) => data[name] === undefined);
   return { data, absent };
+}
+
+/** One detail per field whose value holds U+0000 or an unpaired surrogate, in a string or a JSON value. */
+function unstorableText(data: Record<string, unknown>): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const [name, value] of Object.entries(data)) {
+    let found: { path: string; problem: ValueProblem } | undefined;
+    if (typeof value === 'string') {
+      const problem = textProblem(value, name);
+      if (problem) found = { path: name, problem };
+    } else if (typeof value === 'object' && value !== null) {
+      found = jsonProblem(value, name);
+    }
+    if (found) details.push({ path: found.path, message: found.problem.message, reason: found.problem.reason });
+  }
+  return details;
 }

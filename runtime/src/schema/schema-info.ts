@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import { withCalendarYears } from './calendar-years.js';
 import type { SchemaDefinition } from './types.js';
 
 /** A relation as the runtime uses it: the target is resolved on first use (it may be cyclic). */
@@ -49,7 +50,9 @@ function readSchema(schema: SchemaDefinition): SchemaInfo {
   if (!isRecord(fields) || fields['type'] !== 'object' || !isRecord(fields['properties'])) {
     throw new Error(`${title}.fields must be a TypeBox object schema (\`Type.Object({ … })\`); received ${kindOf(fields)}.`);
   }
-  const properties = fields['properties'] as Record<string, TSchema>;
+  const properties = Object.fromEntries(
+    Object.entries(fields['properties'] as Record<string, TSchema>).map(([name, property]) => [name, withCalendarYears(property)]),
+  );
   const fieldNames = Object.keys(properties);
   const required = new Set(Array.isArray(fields['required']) ? (fields['required'] as string[]) : []);
 

@@ -15,6 +15,7 @@ import {
   type EntityProperty,
 } from '@mikro-orm/core';
 import { ValidationError } from '../errors.js';
+import { isCalendarDate, utcDate } from '../data/calendar.js';
 import type { Dialect } from '../data/database.js';
 import { decimalText, INTEGER_RANGES, integerProblem, integerRangeOf, textProblem, type IntegerRange, type ValueProblem } from '../data/value-checks.js';
 import { describeValue, invalid } from './issues.js';
@@ -115,7 +116,6 @@ export function parseDbTimestamp(text: string): Date {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_DATETIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 const INTEGER_TEXT = /^-?\d{1,40}$/;
@@ -200,12 +200,12 @@ export function coerceValue(
       out = value;
       break;
     case 'date':
-      if (typeof value !== 'string' || !isCalendarDate(value)) fail('an ISO 8601 date such as "2026-01-31"');
+      if (typeof value !== 'string' || !isCalendarDate(value)) fail('an ISO 8601 date such as "2026-01-31" (years 0001 to 9999)');
       out = value;
       break;
     case 'datetime':
       out = typeof value === 'string' ? parseIsoDateTime(value) : undefined;
-      if (out === undefined) fail('an ISO 8601 date-time such as "2026-01-31T09:30:00Z"');
+      if (out === undefined) fail('an ISO 8601 date-time such as "2026-01-31T09:30:00Z" (years 0001 to 9999)');
       break;
     default:
       return fail('a column that can be compared');
@@ -216,23 +216,18 @@ export function coerceValue(
   return out;
 }
 
-/** A real calendar day (no 2026-02-30). */
-function isCalendarDate(text: string): boolean {
-  const m = CALENDAR_DATE.exec(text);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(y, mo - 1, d));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
-}
-
-/** ISO 8601 date or date-time; without an offset the time is UTC. Undefined when not a real instant. */
+/**
+ * ISO 8601 date or date-time, on a calendar day of the years 0001–9999; without an offset the time is
+ * UTC. Undefined when not a real instant. (A filter only compares: an offset may carry the instant
+ * just outside those years.)
+ */
 export function parseIsoDateTime(text: string): Date | undefined {
   const m = ISO_DATETIME.exec(text);
   if (!m) return undefined;
   const [y, mo, d, h = 0, mi = 0, s = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) => (p === undefined ? undefined : Number(p))) as number[];
   if (!isCalendarDate(`${m[1]}-${m[2]}-${m[3]}`) || h! > 23 || mi! > 59 || s! > 59) return undefined;
   const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
-  let time = Date.UTC(y!, mo! - 1, d!, h, mi, s, ms);
+  let time = utcDate(y!, mo! - 1, d!, h, mi, s, ms).getTime();
   const off = m[8];
   if (off && off.toUpperCase() !== 'Z') {
     const digits = off.slice(1).replace(':', '');
