@@ -5,8 +5,12 @@
  * written if one fails), regenerates each app (or the one named) in memory, then prints one line per
  * file — CREATE / UPDATE / UNCHANGED / SKIP / CONFLICT — and writes. A file edited by hand is never
  * overwritten (CONFLICT). With --dry-run the same lines say what would happen and nothing is
- * written. When files changed, a migration for the schema change follows.
+ * written. When files changed, a migration for the schema change follows, applied right away in
+ * development (`migration-step.ts`). The project is marked busy meanwhile, so a running `core run`
+ * reloads once, after the database matches the new code.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { CliError } from './errors.js';
 import { projectRoot } from './context.js';
@@ -17,6 +21,7 @@ import { appDir } from '../project/root.js';
 interface GenerateOptions {
   dryRun?: boolean;
   migration: boolean;
+  apply: boolean;
 }
 
 export function generateCommand(): Command {
@@ -25,12 +30,18 @@ export function generateCommand(): Command {
     .argument('[module_name]', 'only this app (src/apps/<module_name>/)')
     .option('--dry-run', 'print what would change; write nothing')
     .option('--no-migration', 'do not write a migration afterwards')
+    .option('--no-apply', 'write the migration but do not apply it (it is applied in development otherwise)')
     .addHelpText(
       'after',
       `
 Each file is reported as CREATE, UPDATE, UNCHANGED, SKIP (yours, left alone) or CONFLICT
 (edited by hand since it was generated: left untouched; move the edit to a user-owned file or delete
 the file to regenerate it). A second run without manifest changes changes nothing.
+
+When ENVIRONMENT is development, the migration is applied too, unless it would lose data (a dropped
+column or table that holds values, a narrower type, NOT NULL over NULLs…): then it is written but
+not applied, and the command exits with code 3 and says what to do. A running \`core run\` reloads
+once the database matches the new code.
 
 Examples:
   core generate
@@ -77,15 +88,23 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
     return;
   }
 
-  const changes = [...tree.commit(), ...managed.commit()].sort((a, b) => a.path.localeCompare(b.path));
-  printChanges(changes);
-  info(summarize(changes));
+  const { holdBusy } = await import('../project/busy.js');
+  const release = holdBusy(root, 'generate');
+  let changes: ReturnType<typeof tree.commit>;
+  try {
+    changes = [...tree.commit(), ...managed.commit()].sort((a, b) => a.path.localeCompare(b.path));
+    printChanges(changes);
+    info(summarize(changes));
 
-  // The schema file follows the CLI's version, not the manifests: it alone does not call for a migration.
-  const codeChanged = changes.some((c) => (c.kind === 'CREATE' || c.kind === 'UPDATE') && c.path !== schemaFile.path);
-  if (codeChanged && options.migration) {
-    const { writeMigrationAfterGenerate } = await import('./migration-step.js');
-    await writeMigrationAfterGenerate(root);
+    // The schema file follows the CLI's version, not the manifests: it alone does not call for a migration.
+    const codeChanged = changes.some((c) => (c.kind === 'CREATE' || c.kind === 'UPDATE') && c.path !== schemaFile.path);
+    if (codeChanged && options.migration) {
+      const { migrateAfterGenerate } = await import('./migration-step.js');
+      await migrateAfterGenerate(root, { apply: options.apply });
+    }
+    if (codeChanged) await refreshClient(root);
+  } finally {
+    release();
   }
 
   const conflicts = changes.filter((c) => c.kind === 'CONFLICT');
@@ -93,4 +112,15 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
     warn('a file in conflict keeps your edit and misses the manifest change; see each file\'s reason above');
     throw new CliError(`${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in conflict left untouched: ${conflicts.map((c) => c.path).join(', ')}`, 2);
   }
+}
+
+/** The typed client (`core client`), once the project has one: it follows the routes just generated. */
+async function refreshClient(root: string): Promise<void> {
+  const { CLIENT_DIR, writeClient } = await import('./client.js');
+  if (!existsSync(join(root, CLIENT_DIR))) return;
+  const code = await writeClient(root).catch((error: unknown) => {
+    warn(`the typed client was not refreshed: ${(error as Error).message}`);
+    return 0;
+  });
+  if (code !== 0) warn('the typed client was not refreshed (see above); run `core client` once the app builds');
 }

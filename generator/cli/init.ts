@@ -29,7 +29,7 @@ export function initCommand(): Command {
       `
 Creates src/main.ts, .env (with a fresh SECRET_KEY), .env.example, package.json, tsconfig.json,
 src/policies.json, test/smoke.test.ts, scripts/build.mjs (the production build), README.md,
-dev.db (SQLite) and vendor/ (the Core runtime package).
+dev.db (SQLite) and vendor/ (the Core runtime package, and this CLI: \`npx core\` in the project).
 Refuses a folder that exists and is not empty.
 
 Examples:
@@ -49,29 +49,35 @@ async function runInit(name: string, options: InitOptions): Promise<void> {
     if (readdirSync(target).length > 0) throw new CliError(`./${shown} already exists and is not empty; choose another name or remove that folder`);
   }
 
-  const [{ runtimeTarball, RuntimeBuildError }, { Tree }, { generateProject }] = await Promise.all([
+  const [{ runtimeTarball }, { cliTarball }, { VendorBuildError }, { Tree }, { generateProject }] = await Promise.all([
     import('../project/runtime-tarball.js'),
+    import('../project/cli-tarball.js'),
+    import('../project/vendor-tarball.js'),
     import('../engine/tree.js'),
     import('../generators/project/index.js'),
   ]);
-  let tarball;
+  let tarballs;
   try {
-    tarball = await runtimeTarball(step);
+    const runtime = await runtimeTarball(step);
+    tarballs = [runtime, await cliTarball(runtime, step)] as const;
   } catch (error) {
-    if (error instanceof RuntimeBuildError) throw new CliError(error.message, 1, { cause: error });
+    if (error instanceof VendorBuildError) throw new CliError(error.message, 1, { cause: error });
     throw error;
   }
+  const [runtime, cli] = tarballs;
 
   // Assemble next to the target (same file system, so the final rename is atomic).
   const staging = mkdtempSync(join(dirname(target), `.${basename(target)}.core-init-`));
   let changes;
   try {
     const tree = new Tree(staging);
-    generateProject(tree, { name, db: options.db, secretKey: randomBytes(32).toString('hex'), runtimeTarball: tarball.fileName });
+    generateProject(tree, { name, db: options.db, secretKey: randomBytes(32).toString('hex'), runtimeTarball: runtime.fileName, cliTarball: cli.fileName });
     changes = tree.commit();
     mkdirSync(join(staging, 'vendor'));
-    copyFileSync(tarball.path, join(staging, 'vendor', tarball.fileName));
-    changes.push({ path: `vendor/${tarball.fileName}`, kind: 'CREATE' });
+    for (const tarball of tarballs) {
+      copyFileSync(tarball.path, join(staging, 'vendor', tarball.fileName));
+      changes.push({ path: `vendor/${tarball.fileName}`, kind: 'CREATE' });
+    }
     changes.sort((a, b) => a.path.localeCompare(b.path));
     chmodSync(join(staging, '.env'), 0o600); // it holds the secret
     chmodSync(staging, 0o777 & ~process.umask()); // mkdtemp makes it private; a project folder is not
@@ -90,8 +96,8 @@ async function runInit(name: string, options: InitOptions): Promise<void> {
   info(`  cd ${shown}`);
   if (!options.install) info('  npm install');
   if (options.db === 'postgres') info(`  createdb ${name}            # see README.md > Database`);
-  info('  core startapp tasks --template');
-  info('  core run');
+  info('  npx core startapp tasks --template');
+  info('  npx core run');
 }
 
 async function install(target: string, shown: string): Promise<void> {

@@ -4,6 +4,7 @@
  * commands start fast.
  */
 import { Command } from 'commander';
+import { clientCommand } from './client.js';
 import { reportError } from './errors.js';
 import { generateCommand } from './generate.js';
 import { initCommand } from './init.js';
@@ -32,7 +33,7 @@ Getting started:
 
 Set CORE_DEBUG=1 to see stack traces of errors.`,
     );
-  for (const command of [initCommand(), startappCommand(), generateCommand(), makemigrationsCommand(), migrateCommand(), runCommand(), tokenCommand()]) {
+  for (const command of [initCommand(), startappCommand(), generateCommand(), makemigrationsCommand(), migrateCommand(), runCommand(), tokenCommand(), clientCommand()]) {
     program.addCommand(command.copyInheritedSettings(program)); // the one-line errors above, for every command
   }
   return program;

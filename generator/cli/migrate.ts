@@ -19,7 +19,16 @@ export async function runMigrationCommand(command: 'make' | 'up', extra: readonl
   const { notInstalledProblem, runMigrations } = await import('../project/migrations.js');
   const problem = notInstalledProblem(root);
   if (problem) throw new CliError(problem);
-  const code = await runMigrations(root, command, extra);
+  // Marked busy so that a running `core run` reloads once this is done (onto the migrated schema).
+  const { holdBusy, markMigrated } = await import('../project/busy.js');
+  const release = holdBusy(root, command === 'up' ? 'migrate' : 'makemigrations');
+  let code: number;
+  try {
+    code = await runMigrations(root, command, extra);
+    if (code === 0 && command === 'up') markMigrated(root);
+  } finally {
+    release();
+  }
   // The runner already printed its one-line reason.
   if (code !== 0) throw new CliError('', code);
 }

@@ -1,14 +1,14 @@
 /**
  * `core run [--host 127.0.0.1] [--port 8000]`: the development server. In development it first
- * applies pending migrations, then runs `tsx watch src/main.ts` (restart on every change) with HOST
- * and PORT set. The CLI stays the parent: Ctrl+C and SIGTERM reach the server, and the server is
- * stopped if the CLI exits, so no stray process keeps the port.
+ * applies pending migrations, then serves `src/main.ts` with HOST and PORT set and reloads it when the
+ * project changes — after `core generate`, `core startapp` or `core migrate` have finished, with the
+ * database migrated first (`project/dev-server.ts`). The CLI stays the parent: Ctrl+C and SIGTERM
+ * stop the server, and the server is stopped if the CLI exits, so no stray process keeps the port.
  */
 import { Command } from 'commander';
 import { CliError } from './errors.js';
 import { projectRoot } from './context.js';
 import { info, step, warn } from './output.js';
-import { MAIN_FILE } from '../project/root.js';
 
 interface RunOptions {
   host?: string;
@@ -21,18 +21,31 @@ export function runCommand(): Command {
     .description('start the development server with automatic reload (applies pending migrations first)')
     .option('--host <host>', 'interface to listen on (default: HOST from .env, else 127.0.0.1)')
     .option('--port <port>', 'port (default: PORT from .env, else 8000)')
-    .option('--no-migrate', 'do not apply pending migrations first')
-    .addHelpText('after', '\nMigrations are applied only when ENVIRONMENT is development.\n\nExample:\n  core run --port 3000')
+    .option('--no-migrate', 'do not apply pending migrations')
+    .addHelpText(
+      'after',
+      `
+The server reloads when a file under src/ or migrations/ changes, or .env; after \`core generate\` it
+reloads once the new code's migration is applied.
+
+Migrations are applied automatically only when ENVIRONMENT is development, and never when they would
+lose data (a dropped column or table that holds values, a narrower type, NOT NULL over NULLs…):
+then the server keeps the code it had and the terminal says what to do (exit code 3 at start).
+
+Example:
+  core run --port 3000`,
+    )
     .action(async (options: RunOptions) => runServer(options));
 }
 
 async function runServer(options: RunOptions): Promise<void> {
   const port = options.port === undefined ? undefined : parsePort(options.port);
   const root = projectRoot();
-  const [{ projectSettings }, { notInstalledProblem, runMigrations, tsxCli }, { childEnv, stream }] = await Promise.all([
+  const [{ projectSettings }, { notInstalledProblem }, { DevServer }, { dataLossError, warnDataLoss }] = await Promise.all([
     import('./settings.js'),
     import('../project/migrations.js'),
-    import('../project/process.js'),
+    import('../project/dev-server.js'),
+    import('./migration-step.js'),
   ]);
   const problem = notInstalledProblem(root);
   if (problem) throw new CliError(problem);
@@ -40,25 +53,31 @@ async function runServer(options: RunOptions): Promise<void> {
   for (const message of warnings) warn(message);
   const host = options.host ?? settings.host;
   const listenPort = port ?? settings.port;
-
-  if (options.migrate && settings.isDevelopment) {
-    step('Applying pending migrations…');
-    const code = await runMigrations(root, 'up');
-    if (code !== 0) throw new CliError('', code);
-  } else if (options.migrate) {
+  if (options.migrate && !settings.isDevelopment) {
     step(`ENVIRONMENT=${settings.environment}: pending migrations are not applied automatically (run \`core migrate\`).`);
   }
+
+  const server = new DevServer({
+    root,
+    env: { HOST: host, PORT: String(listenPort) },
+    migrate: options.migrate && settings.isDevelopment,
+    say: step,
+    onDataLoss: warnDataLoss,
+  });
+  const started = await server.start();
+  if (started === 'data-loss') throw dataLossError();
+  if (started !== 'started') throw new CliError('', started); // the runner said why
 
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   info(`API   http://${shownHost}:${listenPort}/`);
   info(`Docs  http://${shownHost}:${listenPort}/docs`);
-  step('Reloads on every change; Ctrl+C stops.');
-  const code = await stream(process.execPath, [tsxCli(root), 'watch', '--clear-screen=false', MAIN_FILE], {
-    cwd: root,
-    env: childEnv({ HOST: host, PORT: String(listenPort) }),
+  step('Reloads when the project changes; Ctrl+C stops.');
+  // Ctrl+C or a stop signal is how a dev server ends: stop the app, then exit 0.
+  await new Promise<void>((resolve) => {
+    const stop = () => void server.stop().then(resolve);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
   });
-  // Stopped by Ctrl+C or a stop signal: that is how a dev server ends, not an error.
-  if (code !== 0 && code !== 130 && code !== 143) throw new CliError(`the server stopped with exit code ${code}`, code);
 }
 
 function parsePort(raw: string): number {

@@ -2,7 +2,8 @@
  * `core startapp <module_name> [--template]`
  *
  * Writes the app's manifest, generates its modules, registers its plugin in `src/main.ts` and then,
- * when the project's dependencies are installed, writes the migration for its tables. Every file is
+ * when the project's dependencies are installed, writes the migration for its tables (and applies it
+ * in development, `migration-step.ts`). Every file is
  * computed in memory first; a problem anywhere (a taken name, a main.ts the edit cannot place, a
  * conflict) leaves the project untouched.
  */
@@ -20,6 +21,7 @@ interface StartAppOptions {
   template?: boolean;
   register: boolean;
   migration: boolean;
+  apply: boolean;
 }
 
 export function startappCommand(): Command {
@@ -29,6 +31,7 @@ export function startappCommand(): Command {
     .option('--template', "start from the seed's task resource (title, description, priority, is_completed, assignee_email)")
     .option('--no-register', 'do not add the plugin to src/main.ts')
     .option('--no-migration', 'do not write a migration afterwards')
+    .option('--no-apply', 'write the migration but do not apply it (it is applied in development otherwise)')
     .addHelpText(
       'after',
       `
@@ -91,12 +94,18 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
     printChanges(conflicts);
     throw new CliError(`${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in the way (see above): nothing was written`);
   }
-  const changes = [...tree.commit(), ...managed.commit()].sort((a, b) => a.path.localeCompare(b.path));
-  printChanges(changes);
-
-  if (options.migration) {
-    const { writeMigrationAfterGenerate } = await import('./migration-step.js');
-    await writeMigrationAfterGenerate(root);
+  // Marked busy so that a running `core run` reloads once, with the new tables in place.
+  const { holdBusy } = await import('../project/busy.js');
+  const release = holdBusy(root, 'startapp');
+  try {
+    const changes = [...tree.commit(), ...managed.commit()].sort((a, b) => a.path.localeCompare(b.path));
+    printChanges(changes);
+    if (options.migration) {
+      const { migrateAfterGenerate } = await import('./migration-step.js');
+      await migrateAfterGenerate(root, { apply: options.apply });
+    }
+  } finally {
+    release();
   }
   info('');
   info(`App ${module} added. Edit ${path} and run \`core generate ${module}\` to regenerate; \`core run\` to serve it.`);

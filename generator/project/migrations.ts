@@ -5,9 +5,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { markMigrated } from './busy.js';
 import { stream } from './process.js';
 
 export const RUNNER = 'node_modules/@core/runtime/dist/migrations/cli.js';
+
+/** The runner's exit code for `up --refuse-data-loss` when it applied nothing to keep data. */
+const RUNNER_DATA_LOSS = 3;
 
 /** Why the project cannot run migrations or the dev server yet, or null. */
 export function notInstalledProblem(root: string): string | null {
@@ -20,6 +24,16 @@ export function notInstalledProblem(root: string): string | null {
 /** `make` writes a migration, `up` applies pending ones. Output goes straight to the terminal. */
 export function runMigrations(root: string, command: 'make' | 'up', extra: readonly string[] = []): Promise<number> {
   return stream(process.execPath, ['--import', 'tsx', RUNNER, command, ...extra], { cwd: root });
+}
+
+/**
+ * Applies the pending migrations unless they would lose data (the runner then lists what, and applies
+ * none of them): `applied` (also when none was pending), `data-loss`, or the runner's exit code.
+ */
+export async function applyPendingMigrations(root: string): Promise<'applied' | 'data-loss' | number> {
+  const code = await runMigrations(root, 'up', ['--refuse-data-loss']);
+  if (code === 0) markMigrated(root);
+  return code === 0 ? 'applied' : code === RUNNER_DATA_LOSS ? 'data-loss' : code;
 }
 
 /** Absolute path of the project's tsx CLI script (run with this Node, no shell or .cmd shim). */

@@ -2,7 +2,8 @@
  * `npm run demo`: what a newcomer sees first. Creates a demo project with the `core` CLI (once, under
  * .tmp/demo: `core init` installs its dependencies, about a minute and a half the first time), adds the
  * seed's task resource (`core startapp tasks --template`), starts it with `core run` on 127.0.0.1:8000
- * (migrations applied first), seeds three tasks and prints tokens and curl lines to try it.
+ * (migrations applied first), seeds three tasks and prints tokens and curl lines to try it, and how
+ * to change the API while it serves (the project's README says the same).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -58,8 +59,21 @@ Core demo: the task API of ${project} is listening on ${base} (docs: ${base}/doc
   curl -s -X POST ${base}/tasks/search -H "Authorization: Bearer ${admin}" -H 'Content-Type: application/json' -d '{"filters":[{"field":"title","op":"ilike","value":"core"}],"sort":[{"field":"title","order":"desc"}]}'
   curl -s "${base}/tasks/?schema=true" -H "Authorization: Bearer ${viewer}"
 
-Edit ${join(project, 'src/apps/tasks/tasks.resource.json')}, run \`core generate\` there, and the server reloads.
+To change the API, edit ${join(project, 'src/apps/tasks/tasks.resource.json')} (add a field),
+then in another terminal:
+
+  cd ${project} && ${generateCommand()}
+
+The migration is applied and this server reloads with the change (see ${join(project, 'README.md')}).
 Stop with Ctrl-C.`);
+
+/**
+ * How the user runs `core generate` in the demo project: the project's own CLI, as its README says;
+ * a demo project made before the CLI came with projects has none, so this repository's then.
+ */
+function generateCommand(): string {
+  return existsSync(join(project, 'node_modules/.bin/core')) ? 'npx core generate' : `node ${core} generate`;
+}
 
 async function waitForHealth(): Promise<void> {
   for (let attempt = 0; attempt < 120; attempt++) {

@@ -3,9 +3,12 @@
  * `core init demo` (one real npm install), `core startapp tasks --template`, the project's type check
  * and its own tests (smoke + the generated endpoint tests), `core run` serving the seven endpoints over
  * real HTTP to tokens from `core token` (admin, viewer, and an editor role whose `assignee_email` is
- * restricted), then a manifest edit (a field and a relation to a new app), a hand edit in
- * services.ts, `core generate`, the type check again, and a restarted server that applied the migration
- * and serves the new field and `project_id` with the old rows intact.
+ * restricted); the development loop with the project's own CLI: while `core run` serves, a field added
+ * to the manifest and `npx core generate` (the server answers on the new column without a restart by
+ * hand, never with an error in between), then the field removed again, which stops before losing its
+ * values until `npx core migrate`; then a manifest edit (a field and a relation to a new app), a hand
+ * edit in services.ts, `core generate`, the type check again, and a restarted server that serves the
+ * new field and `project_id` with the old rows intact.
  *
  * Needs the npm registry (one install, a few minutes: better-sqlite3 is compiled). Every child process
  * is stopped at the end, also when a step fails.
@@ -21,6 +24,8 @@ const STEP_TIMEOUT = 180_000;
 const dir = tempDir('core-flow-');
 const project = join(dir.path, 'demo');
 const servers = new Set<ChildProcess>();
+/** What each server printed, stdout and stderr. */
+const outputs = new WeakMap<ChildProcess, () => string>();
 const timings: Record<string, number> = {};
 let init: Awaited<ReturnType<typeof core>>;
 
@@ -32,7 +37,7 @@ afterAll(async () => {
   for (const server of servers) await stop(server);
   dir.remove();
   process.stdout.write(`cli-flow timings: ${Object.entries(timings).map(([step, ms]) => `${step} ${(ms / 1000).toFixed(1)} s`).join(', ')}\n`);
-}, 30_000);
+}, 120_000); // removing an installed project is tens of thousands of files: slow on a busy disk
 
 async function timed<T>(step: string, fn: () => Promise<T> | T): Promise<T> {
   const started = Date.now();
@@ -59,13 +64,31 @@ async function token(role: string): Promise<string> {
   return result.stdout.trim();
 }
 
-/** `core run --port <port>` as a child process; resolves once /health answers. */
-async function serve(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CORE_BIN, 'run', '--port', String(port)], { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
+/**
+ * Runs a tool in the project without blocking this process (servers and polls go on meanwhile), in
+ * the environment of a user's shell: without npm's variables from the `npm test` that runs this file,
+ * which would make `npx` look for commands in this repository instead of the project.
+ */
+function inProjectAsync(command: string, args: string[]): Promise<{ code: number; output: string }> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|npm_|SECRET_KEY$|INIT_CWD$)/i.test(key)));
+  const child = spawn(command, args, { cwd: project, env: { ...env, NO_COLOR: '1' } });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code: code ?? -1, output })));
+}
+
+/** The project's own `core` (`@core/cli`, installed from vendor/): what `npx core` runs there. */
+const projectCore = () => join(project, 'node_modules/@core/cli/bin/core.js');
+
+/** `core run --port <port>` as a child process (this repository's CLI, or `bin`); resolves once /health answers. */
+async function serve(port: number, bin = CORE_BIN): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [bin, 'run', '--port', String(port)], { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
   servers.add(child);
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  outputs.set(child, () => output);
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`core run exited with ${child.exitCode}:\n${output}`);
     const health = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.json() as Promise<unknown>, () => null);
@@ -216,7 +239,64 @@ describe('core init → startapp --template → run → generate → run again',
     expect(forbidden).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
   }
 
-  it('core generate after a manifest edit keeps the hand edit, type-checks, and the restarted server serves the change', async () => {
+  it('while core run serves, npx core generate applies the migration before the new code answers', async () => {
+    const port = await freePort();
+    const server = await timed('core run (the project\'s CLI)', () => serve(port, projectCore()));
+    try {
+      const admin = http(port, await token('admin'));
+      const manifestFile = 'src/apps/tasks/tasks.resource.json';
+      const original = read(manifestFile);
+      const manifest = JSON.parse(original) as { fields: Row };
+      manifest.fields.estimate = { type: 'integer', nullable: true };
+      write(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+
+      // A search on the new field, over and over while the command runs: the old code refuses the field
+      // (422), the server is away while the project changes, and then the new code answers 200; never a
+      // 500 from code that runs ahead of its schema.
+      const generating = timed('npx core generate (served)', () => inProjectAsync('npx', ['core', 'generate']));
+      const search = { filters: [{ field: 'estimate', op: 'eq', value: 3 }] };
+      const seen: number[] = [];
+      for (const deadline = Date.now() + STEP_TIMEOUT - 30_000; Date.now() < deadline && seen.at(-1) !== 200; ) {
+        const answer = await admin('POST', '/tasks/search', search).catch(() => null);
+        if (answer) seen.push(answer.status);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const generate = await generating;
+      expect(generate.code, generate.output).toBe(0);
+      expect(generate.output).toMatch(/^Applied Migration\d{14}$/m);
+      expect(seen.at(-1), outputs.get(server)!()).toBe(200);
+      expect(seen.filter((status) => status >= 500)).toEqual([]);
+      expect(outputs.get(server)!()).toContain('Waiting for core generate to finish');
+      const created = await admin('POST', '/tasks/', { title: 'Estimate me', estimate: 3 });
+      expect(created.status).toBe(201);
+      expect(created.body.data).toMatchObject({ title: 'Estimate me', estimate: 3 });
+      const id = String((created.body.data as Row).id);
+
+      // Removing the field would drop a column that holds a value: written, not applied, and said so.
+      write(manifestFile, original);
+      const dropping = await timed('npx core generate (refused)', () => inProjectAsync('npx', ['core', 'generate']));
+      expect(dropping.code, dropping.output).toBe(3);
+      expect(dropping.output).toContain('tasks.estimate: column dropped; 1 row holds a value');
+      expect(dropping.output).toContain('to let the data go, run `core migrate`');
+      expect(lines(dropping.output).at(-1)).toBe('core: not applied: a pending migration would lose data (listed above)');
+
+      // The user lets it go: the server comes back on the migrated schema.
+      const migrate = await timed('npx core migrate', () => inProjectAsync('npx', ['core', 'migrate']));
+      expect(migrate.code, migrate.output).toBe(0);
+      let after: Answer | null = null;
+      for (let i = 0; i < 300 && after?.status !== 200; i++) {
+        after = await admin('GET', `/tasks/${id}`).catch(() => null);
+        if (after?.status !== 200) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(after?.body.data).toMatchObject({ id, title: 'Estimate me' });
+      expect(after?.body.data).not.toHaveProperty('estimate');
+      expect((await admin('DELETE', `/tasks/${id}`)).status).toBe(200); // the rows of the next steps stay as they were
+    } finally {
+      await stop(server);
+    }
+  }, 2 * STEP_TIMEOUT);
+
+  it('core generate after a manifest edit keeps the hand edit, type-checks, and a restarted server serves the change', async () => {
     const projects = await timed('core startapp projects', () => core(['startapp', 'projects'], { cwd: project, timeoutMs: STEP_TIMEOUT }));
     expect(projects.code, projects.stderr).toBe(0);
 
@@ -242,9 +322,9 @@ describe('core init → startapp --template → run → generate → run again',
     );
     expect(read('src/apps/tasks/services.ts')).toContain(handEdit);
     const migrations = readdirSync(join(project, 'migrations/sqlite')).filter((f) => f.endsWith('.ts')).sort();
-    expect(migrations).toHaveLength(3);
+    expect(migrations).toHaveLength(5); // tasks, estimate added and dropped, projects, this change
     // MikroORM 6.6.16 puts the foreign key of a column added to an existing SQLite table on the first
-    // column added in the same migration (here due_on): a runtime bug reported to the lead. Soft, so
+    // column added in the same migration (here due_on): a MikroORM bug, not Core's. Soft, so
     // the rest of the flow is still checked.
     const migration = read(`migrations/sqlite/${migrations.at(-1)!}`);
     expect.soft(migration, 'the foreign key belongs to project_id (MikroORM SqliteTableCompiler bug)').toMatch(/add column \\`project_id\\` text null constraint/);
@@ -256,7 +336,7 @@ describe('core init → startapp --template → run → generate → run again',
     expect(lines(again.stdout).every((line) => line.startsWith('UNCHANGED') || / unchanged$/.test(line))).toBe(true);
 
     const port = await freePort();
-    const server = await timed('core run (restart, migration applied)', () => serve(port));
+    const server = await timed('core run (restart)', () => serve(port));
     try {
       await secondRun(port);
     } finally {

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORE_BIN, core, lines, tempDir, withoutNpmNotices } from '../helpers/cli.js';
+import { CLIENT_FLOW } from './client-flow.js';
 
 const INSTALL_TIMEOUT = 15 * 60_000;
 /** tsc, tsx and esbuild runs: seconds on a quiet machine, more than vitest's default 30 s on a busy one. */
@@ -21,13 +22,13 @@ let init: Awaited<ReturnType<typeof core>>;
 beforeAll(async () => {
   init = await core(['init', 'demo'], { cwd: dir.path, timeoutMs: INSTALL_TIMEOUT });
 }, INSTALL_TIMEOUT);
-afterAll(() => dir.remove());
+afterAll(() => dir.remove(), 120_000); // an installed project: tens of thousands of files
 
 /** Runs a tool in the project and returns its exit code and output. */
-function inProject(command: string, args: string[]): { code: number; output: string } {
+function inProject(command: string, args: string[], extraEnv: Record<string, string> = {}): { code: number; output: string } {
   // Without this runner's own VITEST_* variables, which would confuse the project's vitest.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY'));
-  const result = spawnSync(command, args, { cwd: project, encoding: 'utf8', env: { ...env, NO_COLOR: '1' } });
+  const result = spawnSync(command, args, { cwd: project, encoding: 'utf8', env: { ...env, NO_COLOR: '1', ...extraEnv } });
   return { code: result.status ?? -1, output: `${result.stdout}\n${result.stderr}` };
 }
 
@@ -53,6 +54,20 @@ describe('core init demo (real npm install)', () => {
     expect(init.stderr).toMatch(/Dependencies installed in \d+ s\./);
     expect(init.code).toBe(0);
     expect(existsSync(join(project, 'package-lock.json'))).toBe(true);
+  });
+
+  it('installs the versions Core is tested with: no engine warning from npm on this Node', () => {
+    // npm prints `npm warn EBADENGINE Unsupported engine` for a package whose `engines` exclude this Node.
+    expect(`${init.stdout}\n${init.stderr}`).not.toContain('EBADENGINE');
+  });
+
+  it('gives the project its own core command (npx core, from vendor/)', () => {
+    // A user's shell: none of the npm variables of the `npm test` running this file.
+    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|npm_|INIT_CWD$)/i.test(key)));
+    const version = spawnSync('npx', ['--no-install', 'core', '--version'], { cwd: project, encoding: 'utf8', env });
+    expect(version.stdout.trim(), version.stderr).toBe('0.1.0');
+    expect(readFileSync(join(project, 'node_modules/.bin/core'), 'utf8')).toContain("await import('../dist/core.mjs')");
+    expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('npx core generate');
   });
 
   it('has exactly one @mikro-orm/core and one fastify (npm ls and on disk)', () => {
@@ -169,8 +184,9 @@ export const NoteSchema = defineModel(Note, {
     }, TOOL_TIMEOUT);
 
     it('leaves the migration runner working from the sources (npm run migrate)', () => {
+      // `core startapp` applied the app's migration already (development).
       const up = inProject('npm', ['run', '-s', 'migrate']);
-      expect(up.output).toMatch(/^Applied Migration\d{14}$/m);
+      expect(up.output).toContain('No pending migrations: the database is up to date.');
       expect(up.code).toBe(0);
     }, TOOL_TIMEOUT);
 
@@ -210,6 +226,43 @@ export const NoteSchema = defineModel(Note, {
         if (server.child.exitCode === null) server.child.kill('SIGKILL');
       }
     }, 60_000);
+
+    it('core client writes a typed client; core generate refreshes it; a script using it type-checks and runs green', async () => {
+      const client = await core(['client'], { cwd: project });
+      expect(client.code, client.stderr).toBe(0);
+      for (const file of ['openapi.json', 'schema.d.ts', 'index.ts']) expect(client.stdout).toContain(`CREATE src/client/${file}`);
+
+      // A second resource and a relation to it: the client follows the regenerated routes.
+      expect((await core(['startapp', 'projects'], { cwd: project })).code).toBe(0);
+      const manifestPath = (module: string): string => join(project, `src/apps/${module}/${module}.resource.json`);
+      const edit = (module: string, change: (manifest: Record<string, Record<string, unknown>>) => void): void => {
+        const manifest = JSON.parse(readFileSync(manifestPath(module), 'utf8')) as Record<string, Record<string, unknown>>;
+        change(manifest);
+        writeFileSync(manifestPath(module), `${JSON.stringify(manifest, null, 2)}\n`);
+      };
+      edit('projects', (m) => (m['fields']!['name'] = { type: 'string', max_length: 120 }));
+      edit('tasks', (m) => (m['relations'] = { project: { kind: 'many-to-one', target: 'projects', nullable: true, on_delete: 'set null' } }));
+      const generate = await core(['generate'], { cwd: project });
+      expect(generate.code, generate.stderr).toBe(0);
+      expect(generate.stdout).toContain('UPDATE src/client/schema.d.ts');
+      expect(readFileSync(join(project, 'src/client/schema.d.ts'), 'utf8')).toContain('ProjectOut');
+
+      writeFileSync(join(project, 'test/client-flow.ts'), CLIENT_FLOW);
+      const tsc = inProject('npx', ['tsc', '--noEmit']);
+      expect(withoutNpmNotices(tsc.output).trim()).toBe('');
+      expect(tsc.code).toBe(0);
+
+      const token = (await core(['token', '--role', 'admin'], { cwd: project })).stdout.trim();
+      const server = await startSource();
+      try {
+        const flow = inProject(process.execPath, ['--import', 'tsx', 'test/client-flow.ts'], { API_URL: server.baseUrl, API_TOKEN: token });
+        expect(flow.output).toContain('client flow: ok');
+        expect(flow.code).toBe(0);
+      } finally {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
+    }, TOOL_TIMEOUT);
   });
 });
 
@@ -245,6 +298,24 @@ async function startBuilt(env: Record<string, string>): Promise<BuiltServer> {
   }
   child.kill('SIGKILL');
   throw new Error(`node dist/main.js did not answer GET /health:\n${output}`);
+}
+
+/** The app from its sources (`src/main.ts` with the project's tsx), once it answers GET /health. */
+async function startSource(): Promise<BuiltServer> {
+  const port = 22_000 + Math.floor(Math.random() * 2000);
+  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: project, env: { ...base, NO_COLOR: '1', PORT: String(port), LOG_LEVEL: 'warn' } });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 150 && child.exitCode === null; i++) {
+    if ((await fetch(`${baseUrl}/health`).then((r) => r.status, () => 0)) === 200) return { child, baseUrl, output: () => output, exited };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`src/main.ts did not answer GET /health:\n${output}`);
 }
 
 /** PIDs of every process below `pid` (Linux /proc). */

@@ -9,7 +9,7 @@ describe('core --help', () => {
   it('lists every command', async () => {
     const result = await core(['--help'], { cwd: dir.path });
     expect(result.code).toBe(0);
-    for (const command of ['init', 'startapp', 'generate', 'makemigrations', 'migrate', 'run', 'token']) {
+    for (const command of ['init', 'startapp', 'generate', 'makemigrations', 'migrate', 'run', 'token', 'client']) {
       expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     expect(result.stdout).toContain('core startapp tasks --template');
@@ -23,6 +23,7 @@ describe('core --help', () => {
     ['migrate', ['npm run migrate']],
     ['run', ['--host <host>', '--port <port>', '--no-migrate']],
     ['token', ['--role <roles>', '--sub <id>', '--expires <duration>', 'default: "1h"']],
+    ['client', ['--out <dir>', 'src/client/', 'openapi.json', 'createApiClient']],
   ])('core %s --help explains the command', async (command, fragments) => {
     const result = await core([command, '--help'], { cwd: dir.path });
     expect(result.code).toBe(0);
@@ -66,7 +67,7 @@ describe('commands that need an installed project say so', () => {
     project = join(dir.path, 'bare');
   }, 180_000);
 
-  it.each([['migrate'], ['makemigrations'], ['run']])('core %s', async (command) => {
+  it.each([['migrate'], ['makemigrations'], ['run'], ['client']])('core %s', async (command) => {
     const result = await core([command], { cwd: project });
     expect(result.code).toBe(1);
     expect(lines(result.stderr)).toEqual([

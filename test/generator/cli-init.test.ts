@@ -15,7 +15,7 @@ interface PackageJson {
   scripts: Record<string, string>;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
-  overrides: Record<string, string>;
+  overrides: Record<string, unknown>;
   allowScripts: Record<string, boolean>;
 }
 
@@ -38,14 +38,17 @@ describe('core init <name> --no-install', () => {
 
   it('creates exactly the project layout and lists every file', () => {
     const files = [...snapshot(project).keys()];
-    const tarball = files.find((f) => f.startsWith('vendor/'))!;
-    expect(tarball).toMatch(/^vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/);
+    const tarballs = files.filter((f) => f.startsWith('vendor/'));
+    expect(tarballs).toEqual([expect.stringMatching(/^vendor\/core-cli-0\.1\.0-[0-9a-f]{12}\.tgz$/), expect.stringMatching(/^vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/)]);
     expect(files).toEqual(
       [
+        '.dockerignore',
         '.env',
         '.env.example',
         '.gitignore',
+        'Dockerfile',
         'README.md',
+        'compose.yaml',
         'dev.db',
         'package.json',
         'scripts/build.mjs',
@@ -55,7 +58,7 @@ describe('core init <name> --no-install', () => {
         'test/smoke.test.ts',
         'tsconfig.build.json',
         'tsconfig.json',
-        tarball,
+        ...tarballs,
       ].sort((a, b) => a.localeCompare(b)),
     );
     for (const file of files) expect(stdout).toContain(`CREATE    demo/${file}`);
@@ -80,11 +83,16 @@ describe('core init <name> --no-install', () => {
     const runtime = pkg.dependencies['@core/runtime'];
     expect(runtime).toMatch(/^file:vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/);
     expect(existsSync(join(project, runtime!.slice('file:'.length)))).toBe(true);
+    const cli = pkg.devDependencies['@core/cli'];
+    expect(cli).toMatch(/^file:vendor\/core-cli-0\.1\.0-[0-9a-f]{12}\.tgz$/);
+    expect(existsSync(join(project, cli!.slice('file:'.length)))).toBe(true);
     for (const [name, version] of Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })) {
-      if (name !== '@core/runtime') expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
+      if (!name.startsWith('@core/')) expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
     }
     expect(pkg.dependencies).toMatchObject({ fastify: '5.12.8', '@mikro-orm/core': '6.6.16', '@mikro-orm/migrations': '6.6.16', 'better-sqlite3': '12.11.1' });
-    expect(pkg.overrides).toEqual({ 'better-sqlite3': '12.11.1' });
+    // The transitive versions Core is tested with, which install without engine warnings on Node 20.
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
+    expect(pkg.overrides).toEqual(root.overrides);
     expect(pkg.allowScripts).toMatchObject({ 'better-sqlite3': true, esbuild: true });
   });
 
@@ -110,13 +118,13 @@ describe('core init <name> --no-install', () => {
   });
 
   it('packs the built runtime (dist, migration runner) and no sources into the tarball', () => {
-    const tarball = readdirSync(join(project, 'vendor'))[0]!;
+    const tarball = readdirSync(join(project, 'vendor')).find((name) => name.startsWith('core-runtime-'))!;
     const entries = execFileSync('tar', ['-tzf', join(project, 'vendor', tarball)], { encoding: 'utf8' }).split('\n');
     expect(entries).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/migrations/cli.js']));
     expect(entries.filter((e) => e.startsWith('package/src/') || e.endsWith('.test.js'))).toEqual([]);
   });
 
-  it('writes an empty SQLite file, the contract policies and an empty apps folder', () => {
+  it('writes an empty SQLite file, the default policies and an empty apps folder', () => {
     expect(statSync(join(project, 'dev.db')).size).toBe(0);
     expect(JSON.parse(read('src/policies.json'))).toEqual({
       roles: {
@@ -135,7 +143,7 @@ describe('core init <name> --no-install', () => {
       'setupLogging(',
       'dbManager.initApp(settings.databaseUrl, settings.isDevelopment',
       'new Kernel(',
-      'registerDbEventDispatcher(kernel.dispatcher)',
+      'registerDbEventDispatcher(kernel.dispatcher, dbManager.db, { settings })',
       'Fastify({',
       'app.register(kernel.lifespan)',
       'app.register(swagger',
@@ -144,10 +152,9 @@ describe('core init <name> --no-install', () => {
       'app.register(RequestLogMiddleware)',
       'app.register(coreContextPlugin, { secret: settings.secretKey, policies: overrides.policies ?? policies })',
       'useCoreRequest(app)',
-      'app.setErrorHandler(appExceptionHandler)',
-      'app.setNotFoundHandler(notFoundHandler)',
-      "app.get('/health'",
-      'app.listen(',
+      'useCoreErrors(app)',
+      'app.register(coreHealthRoutes',
+      'listenWithLifecycle(app, settings)',
     ];
     const positions = steps.map((step) => main.indexOf(step));
     steps.forEach((step, i) => expect(positions[i], step).toBeGreaterThan(-1));
@@ -161,8 +168,24 @@ describe('core init <name> --no-install', () => {
     expect(read('README.md')).toContain('sqlite:./dev.db');
   });
 
-  it('says what to do next', () => {
-    expect(stdout).toMatch(/cd demo\n\s+npm install\n\s+core startapp tasks --template\n\s+core run/);
+  it('packs the CLI (its bundle, templates, the runtime tarball) with a `core` bin and pinned dependencies', () => {
+    const files = readdirSync(join(project, 'vendor'));
+    const tarball = files.find((name) => name.startsWith('core-cli-'))!;
+    const entries = execFileSync('tar', ['-tzf', join(project, 'vendor', tarball)], { encoding: 'utf8' }).split('\n');
+    const runtime = files.find((name) => name.startsWith('core-runtime-'))!;
+    expect(entries).toEqual(
+      expect.arrayContaining(['package/bin/core.js', 'package/dist/core.mjs', 'package/templates/project/package.json.hbs', 'package/fixtures/specs/tasks.resource.json', `package/runtime/${runtime}`]),
+    );
+    expect(entries.filter((e) => e.endsWith('.ts'))).toEqual([]);
+    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(project, 'vendor', tarball), 'package/package.json'], { encoding: 'utf8' })) as PackageJson & { bin: Record<string, string> };
+    expect(manifest).toMatchObject({ name: '@core/cli', type: 'module', bin: { core: 'bin/core.js' } });
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
+    expect(manifest.dependencies).toMatchObject({ commander: root.dependencies.commander, handlebars: root.dependencies.handlebars, 'ts-morph': root.dependencies['ts-morph'] });
+  });
+
+  it('says what to do next, with the CLI the project installs', () => {
+    expect(stdout).toMatch(/cd demo\n\s+npm install\n\s+npx core startapp tasks --template\n\s+npx core run/);
+    expect(read('README.md')).toContain('npx core generate');
   });
 });
 

@@ -7,7 +7,7 @@ import { call, chain, print, str, type Expr } from '../../engine/code.js';
 import { Imports } from '../../engine/imports.js';
 import { article, singular, words } from '../../engine/names.js';
 import { render } from '../../engine/render.js';
-import { modelBuilder, modelType } from './fields.js';
+import { modelBuilder, modelType, VERSION_DESCRIPTION } from './fields.js';
 import type { AppModel } from './normalize.js';
 import type { DeleteRule, ResolvedRelation } from './relations.js';
 
@@ -22,8 +22,12 @@ export function renderModels(app: AppModel): string {
   const imports = new Imports().value('@core/runtime', 'Base', 'defineModel').value('@mikro-orm/core', 'p');
   if (app.primary.type === 'uuid') imports.value('node:crypto', 'randomUUID');
 
-  const declared: Declared[] = app.fields.map((f) => ({ name: f.name, type: modelType(f), ...(f.spec.description ? { doc: f.spec.description } : {}) }));
+  const declared: Declared[] = app.fields.map((f) => {
+    const doc = f.spec.description ?? (f.version ? `${VERSION_DESCRIPTION}.` : undefined);
+    return { name: f.name, type: modelType(f), ...(doc ? { doc } : {}) };
+  });
   const builders: string[] = app.fields.map((f) => line(f.name, modelBuilder(f)));
+  const version = app.fields.find((f) => f.version);
 
   for (const relation of app.relations) {
     const target = relation.target.entity;
@@ -44,6 +48,8 @@ export function renderModels(app: AppModel): string {
     modelSchema: names.modelSchema,
     declared,
     builders,
+    // The repository increments the version column on every update, with a compare-and-set for If-Match.
+    modelOptions: version ? `{ version: ${str(version.name)} }` : '',
   });
 }
 
@@ -59,13 +65,15 @@ function line(name: string, value: Expr): string {
   return `  ${name}: ${print(value, 2, name.length + 4, 1)},`;
 }
 
-/** `p.manyToOne(Project).ref().nullable().deleteRule('set null')` and friends. */
+/** `p.manyToOne(Project).ref().index().nullable().deleteRule('set null')` and friends. */
 function relationBuilder(r: ResolvedRelation): Expr {
   const target = r.target.entity;
   const links: (readonly [string, ...Expr[]])[] = [];
   switch (r.kind) {
     case 'many-to-one':
-      links.push(['ref']);
+      // Indexed on every database: MikroORM indexes foreign keys on SQLite only, and without an index
+      // a PostgreSQL include or relation filter from the other side scans the whole table.
+      links.push(['ref'], ['index']);
       if (r.nullable) links.push(['nullable']);
       links.push(['deleteRule', str(r.onDelete!)]);
       return chain(call('p.manyToOne', target), ...links);

@@ -16,6 +16,8 @@ export interface ProjectOptions {
   secretKey: string;
   /** File name of the runtime tarball under `vendor/`. */
   runtimeTarball: string;
+  /** File name of the CLI tarball under `vendor/` (the project's `core` command). */
+  cliTarball: string;
 }
 
 /** Where the migration runner lives inside the installed runtime package (for package.json scripts). */
@@ -34,6 +36,7 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     databaseUrl,
     secretKey: options.secretKey,
     runtimeTarball: options.runtimeTarball,
+    cliTarball: options.cliTarball,
     migrationRunner: MIGRATION_RUNNER,
   };
   const databaseSection = render(options.db === 'sqlite' ? 'project/readme-sqlite.md.hbs' : 'project/readme-postgres.md.hbs', data).trimEnd();
@@ -50,6 +53,10 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     ['tsconfig.build.json', 'tsconfig.build.json.hbs'],
     ['scripts/build.mjs', 'build.mjs.hbs'],
     ['README.md', 'README.md.hbs'],
+    // Shipping: the production image, what stays out of it, and N instances on PostgreSQL + NATS.
+    ['Dockerfile', 'Dockerfile.hbs'],
+    ['.dockerignore', 'dockerignore.hbs'],
+    ['compose.yaml', 'compose.yaml.hbs'],
   ];
   for (const [path, template] of files) tree.write(path, render(`project/${template}`, { ...data, databaseSection }), 'refuse');
 

@@ -2,37 +2,45 @@
  * Migration runner, run inside a project with its own TypeScript loader:
  *
  *   tsx node_modules/@core/runtime/dist/migrations/cli.js make [--name add_tasks] [--entry src/main.ts]
- *   tsx node_modules/@core/runtime/dist/migrations/cli.js up   [--entry src/main.ts]
+ *   tsx node_modules/@core/runtime/dist/migrations/cli.js up   [--entry src/main.ts] [--refuse-data-loss]
  *   tsx node_modules/@core/runtime/dist/migrations/cli.js pending
  *
  * It imports the project's entry module first (default `src/main.ts`, which imports every app, so
  * every model registers itself), then works on `migrations/<dialect>/`. `core makemigrations`,
  * `core migrate` and the project's `npm run makemigrations` / `npm run migrate` all come here, so the
  * project's own node_modules and models are used. Prints one line per result; on failure one line
- * on stderr and exit code 1.
+ * on stderr and exit code 1. `up --refuse-data-loss` (the development loop's) applies nothing when a
+ * pending migration would lose data: one line per risk on stderr and exit code 3.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { registeredModels } from '../data/base.js';
-import { applyMigrations, createMigration, pendingMigrations } from './migrations.js';
+import { applyMigrations, createMigration, DataLossError, pendingMigrations } from './migrations.js';
 
-const USAGE = 'usage: cli.js <make|up|pending> [--entry src/main.ts] [--name <name>]';
+/** `up --refuse-data-loss` found data the pending migrations would lose, and applied nothing. */
+const DATA_LOSS_EXIT_CODE = 3;
+
+const USAGE = 'usage: cli.js <make|up|pending> [--entry src/main.ts] [--name <name>] [--refuse-data-loss]';
 
 interface Args {
   command: string;
   entry: string;
   name?: string;
+  /** `up` only: apply nothing when the pending migrations would lose data (exit code 3). */
+  refuseDataLoss: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
   const [command, ...rest] = argv;
   if (!command || !['make', 'up', 'pending'].includes(command)) throw new Error(`unknown command ${JSON.stringify(command ?? '')}; ${USAGE}`);
-  const args: Args = { command, entry: 'src/main.ts' };
+  const args: Args = { command, entry: 'src/main.ts', refuseDataLoss: false };
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i];
     const value = rest[i + 1];
-    if ((flag === '--entry' || flag === '--name') && value !== undefined) {
+    if (flag === '--refuse-data-loss') {
+      args.refuseDataLoss = true;
+    } else if ((flag === '--entry' || flag === '--name') && value !== undefined) {
       if (flag === '--entry') args.entry = value;
       else args.name = value;
       i++;
@@ -67,7 +75,7 @@ async function main(): Promise<void> {
     }
     case 'up': {
       if (noModels) return say(`No models registered (${args.entry} imports no app that defines one): nothing to migrate.`);
-      const applied = await applyMigrations();
+      const applied = await applyMigrations({ refuseDataLoss: args.refuseDataLoss });
       if (applied.length === 0) return say('No pending migrations: the database is up to date.');
       for (const name of applied) say(`Applied ${name}`);
       return;
@@ -88,6 +96,12 @@ main().then(
   () => process.exit(0),
   (err: unknown) => {
     if (process.env.CORE_DEBUG === '1') console.error(err);
+    if (err instanceof DataLossError) {
+      // One line per risk: the caller (`core run`, `core generate`) adds what to do about them.
+      process.stderr.write(`migrations: not applied: ${err.migrations.join(', ')} would lose data:\n`);
+      for (const risk of err.risks) process.stderr.write(`  ${risk.target}: ${risk.change}; ${risk.rows}\n`);
+      process.exit(DATA_LOSS_EXIT_CODE);
+    }
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`migrations: ${message.split('\n')[0]}\n`);
     process.exit(1);

@@ -1,9 +1,12 @@
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import type { Migrator } from '@mikro-orm/migrations';
 import { DatabaseManager, parseDatabaseUrl, type Database, type Dialect } from '../data/database.js';
 import { registeredModels } from '../data/base.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { loadSettings } from '../settings/settings.js';
+import { applyCoreMigrations, CORE_TABLES, pendingCoreMigrations } from './core-migrations.js';
+import { dataRisks, type DataRisk } from './guard.js';
 
 /**
  * MikroORM migrations for a Core project (used by `core makemigrations`, `core migrate` and the
@@ -57,19 +60,57 @@ export async function createMigration(options: MigrationOptions & { name?: strin
   });
 }
 
-/** Applies every pending migration, in order; returns their names. */
-export async function applyMigrations(options: MigrationOptions = {}): Promise<string[]> {
+/** The pending migrations would lose data (or fail on existing rows); nothing was applied. */
+export class DataLossError extends MigrationError {
+  constructor(
+    readonly migrations: readonly string[],
+    readonly risks: readonly DataRisk[],
+  ) {
+    super(`not applied: ${migrations.join(', ')} would lose data in the database (${risks.map((r) => r.target).join(', ')})`);
+    this.name = 'DataLossError';
+  }
+}
+
+/**
+ * Applies every pending migration, in order; returns their names. Core's own tables come first
+ * (`core-migrations.ts`: the events outbox), then the project's migrations. With `refuseDataLoss`, it
+ * first checks what the project's migrations would do to the rows already there (`guard.ts`) and
+ * throws a `DataLossError`, applying nothing, when they would lose data.
+ */
+export async function applyMigrations(options: MigrationOptions & { refuseDataLoss?: boolean } = {}): Promise<string[]> {
   const logger = options.logger ?? silentLogger;
-  return withMigrator(options, async (migrator) => {
-    const applied = await migrator.up();
-    for (const migration of applied) logger.info({ migration: migration.name }, `applied ${migration.name}`);
-    return applied.map((m) => m.name);
+  return withMigrator(options, async (migrator, db) => {
+    if (options.refuseDataLoss) await refuseDataLoss(migrator, db);
+    const applied = [...(await applyCoreMigrations(db)), ...(await migrator.up()).map((m) => m.name)];
+    await withoutCoreTables(migrationsFolder(resolve(options.cwd ?? process.cwd()), databaseUrlOf(options)).path);
+    for (const name of applied) logger.info({ migration: name }, `applied ${name}`);
+    return applied;
   });
 }
 
-/** Names of the migrations not applied yet. */
+/** Names of the migrations not applied yet, Core's first. */
 export async function pendingMigrations(options: MigrationOptions = {}): Promise<string[]> {
-  return withMigrator(options, async (migrator) => (await migrator.getPendingMigrations()).map((m) => m.name));
+  return withMigrator(options, async (migrator, db) => [...(await pendingCoreMigrations(db)), ...(await migrator.getPendingMigrations()).map((m) => m.name)]);
+}
+
+/**
+ * After applying migrations MikroORM rewrites `.snapshot.json` from the database, Core's tables
+ * included; left there, the next migration written from the models would drop them.
+ */
+async function withoutCoreTables(folder: string): Promise<void> {
+  const file = join(folder, '.snapshot.json');
+  const snapshot = JSON.parse(await readFile(file, 'utf8').catch(() => 'null')) as { tables?: { name: string }[] } | null;
+  if (!snapshot?.tables?.some((table) => CORE_TABLES.includes(table.name))) return;
+  const tables = snapshot.tables.filter((table) => !CORE_TABLES.includes(table.name));
+  await writeFile(file, `${JSON.stringify({ ...snapshot, tables }, null, 2)}\n`);
+}
+
+async function refuseDataLoss(migrator: Migrator, db: Database): Promise<void> {
+  const pending = await migrator.getPendingMigrations();
+  if (pending.length === 0) return;
+  const sources = await Promise.all(pending.map((m) => (m.path ? readFile(m.path, 'utf8') : '')));
+  const risks = await dataRisks(db, sources);
+  if (risks.length > 0) throw new DataLossError(pending.map((m) => m.name), risks);
 }
 
 function databaseUrlOf(options: MigrationOptions): string {
@@ -87,9 +128,13 @@ async function withMigrator<T>(options: MigrationOptions, work: (migrator: Migra
   const manager = new DatabaseManager();
   const db = await manager.initApp(databaseUrl, false, {
     logger: options.logger ?? silentLogger,
+    // A migration may rewrite a large table: the statement timeout is for requests only.
+    database: { statementTimeoutMs: 0 },
     orm: {
       baseDir: cwd,
       extensions: [Migrator],
+      // Core's own tables are not the project's models: a diff against the database must not drop them.
+      schemaGenerator: { skipTables: [...CORE_TABLES] },
       migrations: {
         path: folder,
         pathTs: folder,
