@@ -155,14 +155,20 @@ async function expectWrite(fz: Fuzzed, resource: Resource, caller: Caller, plan:
     const tag = [...problems.values()].map((w) => (w.startsWith('U+0000') ? 'unstorable string' : w.includes('32 bits') ? 'integer out of range' : w)).join(', ');
     return { status: 422, why, tag, paths: [...problems.keys()] };
   }
+  // The server checks every related id and names each key that misses, so all of them are expected.
+  const missing: string[] = [];
   for (const fk of resource.foreignKeys) {
     const value = data[fk.field];
     const ids = fk.many ? (Array.isArray(value) ? value : []) : value == null ? [] : [value];
     const target = fz.resource(fk.target);
     for (const ref of ids) {
-      if (!(await fz.exists(target.table, target.keyColumn, String(ref)))) return { status: 422, why: `${fk.field} names no ${fk.target} row`, paths: [fk.field], reasons: ['not_found'] };
+      if (!(await fz.exists(target.table, target.keyColumn, String(ref)))) {
+        missing.push(fk.field);
+        break;
+      }
     }
   }
+  if (missing.length > 0) return { status: 422, why: `${missing.join(', ')} name${missing.length === 1 ? 's' : ''} no related row`, paths: missing, reasons: ['not_found'] };
   if (mode !== 'create' && !existed) return { status: 404, why: 'no row has this id' };
   const written = fz.target.serviceRule?.(resource.name, mode, data) ?? data;
   for (const [name, value] of Object.entries(written)) {

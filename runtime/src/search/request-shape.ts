@@ -42,8 +42,12 @@ export interface AnalyzeOptions {
 
 const OPERATORS: ReadonlySet<string> = new Set(FILTER_OPERATORS);
 const REQUEST_KEYS: ReadonlySet<string> = new Set(['filters', 'include', 'sort', 'limit', 'offset', 'cursor']);
-/** An encrypted cursor for five sort keys is well under this; anything longer is not ours. */
-const MAX_CURSOR_LENGTH = 4096;
+/**
+ * A cursor carries the sort values of the last row, and a sort on a long text column makes it as long
+ * as that value: any cursor the server issues must come back, so the only bound is one no request body
+ * reaches (bodies are capped at 1 MiB before parsing).
+ */
+const MAX_CURSOR_LENGTH = 2 * 1024 * 1024;
 /** Field and include paths are names, not data: longer than this is not a path of any model. */
 const MAX_NAME_LENGTH = 256;
 
