@@ -194,7 +194,8 @@ export const NoteSchema = defineModel(Note, {
       const token = (await core(['token', '--role', 'admin'], { cwd: project })).stdout.trim();
       const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
       // SECRET_KEY comes from .env; the real environment's ENVIRONMENT wins over its `development`.
-      const server = await startBuilt({ ENVIRONMENT: 'production' });
+      // The docs are opt-in in production (DOCS_ENABLED): on here, to check the bundle serves the UI.
+      const server = await startBuilt({ ENVIRONMENT: 'production', DOCS_ENABLED: 'true' });
       try {
         const created = await fetch(`${server.baseUrl}/tasks/`, { method: 'POST', headers, body: JSON.stringify({ title: 'Ship it' }) });
         const body = (await created.json()) as { data: { id: string; title: string } };
