@@ -28,7 +28,7 @@ export function startappCommand(): Command {
   return new Command('startapp')
     .description('add an app (a resource with its model, schemas, repository, service, router and plugin) to the project')
     .argument('<module_name>', 'the app\'s folder under src/apps/, lower snake_case (e.g. tasks, order_items)')
-    .option('--template', "start from the seed's task resource (title, description, priority, is_completed, assignee_email)")
+    .option('--template', "start from the starter task resource (title, description, priority, is_completed, assignee_email)")
     .option('--no-register', 'do not add the plugin to src/main.ts')
     .option('--no-migration', 'do not write a migration afterwards')
     .option('--no-apply', 'write the migration but do not apply it (it is applied in development otherwise)')

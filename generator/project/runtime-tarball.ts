@@ -2,7 +2,7 @@
  * The runtime package (`@core/runtime`) travels with every project as an `npm pack` tarball under
  * `vendor/`, installed as `file:vendor/<name>.tgz` (`vendor-tarball.ts`: naming and cache). A
  * `file:../runtime` link is not an option: Node would resolve the runtime's imports from the
- * repository and load a second `@mikro-orm/core` (STACK-NOTES §8).
+ * repository and load a second `@mikro-orm/core`, whose metadata the app's entities would not be registered in.
  *
  * The build goes to a private folder (tsc), so the runtime's own `dist/` is never touched and
  * concurrent runs and other engineers' builds do not collide. The packed CLI (`cli-tarball.ts`)

@@ -1,5 +1,5 @@
 /**
- * The first manifest of a new app (`core startapp`): the seed's task resource (`--template`), the
+ * The first manifest of a new app (`core startapp`): the starter task resource (`--template`), the
  * fields the user answered in prompts, or a minimal resource with only a uuid `id`.
  */
 import { readFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import type { FieldSpec, Manifest } from '../manifest/schema.js';
 import { pascal, singular } from '../engine/names.js';
 import { repoPath } from './repo.js';
 
-/** The seed's task resource (contract §6). */
+/** The starter task resource: every field kind a first API needs (see docs/manifest.md). */
 export const TEMPLATE_MANIFEST = repoPath('fixtures', 'specs', 'tasks.resource.json');
 
 /** `$schema` of a manifest at `src/apps/<module>/<module>.resource.json`. */
@@ -22,7 +22,7 @@ export function minimalManifest(module: string): Manifest {
   return { ...resourceHeader(module), fields: { id: { type: 'uuid', primary: true } } };
 }
 
-/** The task resource's fields under this module's names (for `tasks` it is the seed's manifest as is). */
+/** The task resource's fields under this module's names (for `tasks` it is the starter manifest as is). */
 export function templateManifest(module: string): Manifest {
   const seed = JSON.parse(readFileSync(TEMPLATE_MANIFEST, 'utf8')) as Manifest;
   const { $schema: _ignored, name: _name, entity: _entity, prefix: _prefix, tags: _tags, expose_schemas: _expose, ...rest } = seed;

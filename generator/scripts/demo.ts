@@ -1,7 +1,7 @@
 /**
  * `npm run demo`: what a newcomer sees first. Creates a demo project with the `core` CLI (once, under
  * .tmp/demo: `core init` installs its dependencies, about a minute and a half the first time), adds the
- * seed's task resource (`core startapp tasks --template`), starts it with `core run` on 127.0.0.1:8000
+ * starter task resource (`core startapp tasks --template`), starts it with `core run` on 127.0.0.1:8000
  * (migrations applied first), seeds three tasks and prints tokens and curl lines to try it, and how
  * to change the API while it serves (the project's README says the same).
  */

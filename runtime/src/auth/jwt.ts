@@ -2,7 +2,7 @@ import { createSigner, createVerifier, TOKEN_ERROR_CODES } from 'fast-jwt';
 import { UnauthenticatedError } from '../errors.js';
 
 /**
- * HS256 JSON Web Tokens (contract §8): the HMAC key is the UTF-8 bytes of `SECRET_KEY`; `alg: none`
+ * HS256 JSON Web Tokens (docs/security.md): the HMAC key is the UTF-8 bytes of `SECRET_KEY`; `alg: none`
  * and every other algorithm are rejected; `exp` and `nbf` are honoured. Claims used by Core: `sub`
  * (string) and `roles` (array of strings). Verification is fast-jwt's synchronous verifier.
  */

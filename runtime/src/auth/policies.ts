@@ -5,7 +5,7 @@ import { Compile } from 'typebox/compile';
 import type { CoreContext } from '../context/context.js';
 
 /**
- * `src/policies.json`: role → granted permissions and restricted fields (contract §8). Validated with
+ * `src/policies.json`: role → granted permissions and restricted fields (docs/security.md). Validated with
  * TypeBox when loaded so a typo fails at startup with the JSON path, not as a silent "no permission".
  */
 

@@ -529,7 +529,7 @@ export class DatabaseManager {
   }
 }
 
-/** The app-wide database manager (step 2 of the seed's wiring). */
+/** The app-wide database manager (step 2 of the wiring in `src/main.ts`). */
 export const dbManager = new DatabaseManager();
 
 async function driverOptions(target: DatabaseTarget, limits: DatabaseSettings): Promise<Partial<Options>> {

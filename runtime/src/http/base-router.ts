@@ -90,7 +90,7 @@ const ViewQuerySchema = Type.Object({
 const SchemaOnlyQuery = Type.Object({ schema: ListQuerySchema.properties.schema });
 
 /**
- * Scaffolds the seven secure endpoints of one resource (contract §7) from a model, three context
+ * Scaffolds the seven secure endpoints of one resource (docs/http.md) from a model, three context
  * schemas and a service. Subclass it, set the fields, and register `.router` on the app:
  *
  * ```ts

@@ -12,7 +12,7 @@ export type SchemaSource = (ctx: CoreContext) => { schema: unknown; restrictedFi
 export interface CoreRouteConfig {
   /** The permission action guarding the route, or null for an unguarded Core route. */
   action: string | null;
-  /** True when `?schema=true` answers the route's schema (the seed's `expose_schema`). */
+  /** True when `?schema=true` answers the route's schema. */
   exposeSchema: boolean;
 }
 
@@ -34,7 +34,7 @@ export interface CoreRouteOptions extends Omit<RouteOptions, 'handler'> {
 }
 
 /**
- * Route options with Core's behaviour (the seed's `CoreAPIRoute`): the permission guard, schema
+ * Route options with Core's behaviour: the permission guard, schema
  * introspection, the envelope with Core's JSON encoding, and `Vary: Authorization, Cookie` on JSON
  * responses whenever the caller's restricted set is non-empty (the body depends on who asks, so shared
  * caches must key on the credentials). Routes registered without it are untouched.

@@ -114,7 +114,7 @@ export abstract class ContextSchema {
   }
 
   /**
-   * The introspection document for this caller (contract §7, `data` of a `?schema=true` answer):
+   * The introspection document for this caller (`data` of a `?schema=true` answer, docs/http.md):
    * `{ title, type: 'object', properties, required }`, restricted fields removed from both, plus
    * `x-relations` on output schemas with relations. `mode: 'patch'` documents a PATCH body (nothing
    * required). The result is cached and frozen.

@@ -2,7 +2,7 @@ import type { OutputNode } from './output-plan.js';
 import type { IntrospectedSchema, JsonSchemaFragment } from './types.js';
 
 /**
- * The introspection document of a plan's root (contract §7): visible fields only, `required`
+ * The introspection document of a plan's root (docs/http.md, introspection): visible fields only, `required`
  * without restricted names (and empty for a patch body, where nothing is required).
  *
  * Included relations are documented under `x-relations`, keyed by relation name, each the JSON

@@ -7,7 +7,7 @@ type Json = { [keyword: string]: unknown };
 /**
  * A TypeBox property schema as plain JSON Schema for introspection: TypeBox markers (`~kind`,
  * `~optional`, non-enumerable) dropped, and unions written the way API readers expect:
- *   anyOf [string, null]          → { type: ["string", "null"], … }   (contract §7)
+ *   anyOf [string, null]          → { type: ["string", "null"], … }   (as ?schema=true answers it)
  *   anyOf [const "a", const "b"]  → { type: "string", enum: ["a", "b"] }
  * Anything else is kept as written, recursively normalized.
  */

@@ -95,7 +95,7 @@ export interface ParsedBody<T> {
 export type JsonSchemaFragment = { readonly [keyword: string]: unknown };
 
 /**
- * The introspection result (contract §7): `{ title, type: 'object', properties, required }`.
+ * The introspection result (docs/http.md): `{ title, type: 'object', properties, required }`.
  * Output schemas with relations add `x-relations` (name → the related object's schema, itself
  * masked for the caller); schemas without relations do not carry the key at all.
  */

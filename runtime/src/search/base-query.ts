@@ -32,7 +32,7 @@ function checkFragment(method: string, sql: string, params: readonly unknown[]):
 }
 
 /**
- * The compiled SELECT of a search, open for extension before it runs — the seed's "base query".
+ * The compiled SELECT of a search, open for extension before it runs: the base query a repository or search engine may narrow.
  *
  * ```ts
  * const q = engine.buildBaseQuery({ filters: [{ field: 'is_completed', op: 'eq', value: false }], include: ['project'] });

@@ -8,7 +8,7 @@ import { readEventsSettings, type EventsSettings } from './events-settings.js';
 import { readDatabaseSettings, readShutdownSettings, type DatabaseSettings, type ShutdownSettings } from './lifecycle-settings.js';
 
 /**
- * The app's settings (contract §5), read from the environment with `.env` in the project folder as
+ * The app's settings, read from the environment with `.env` in the project folder as
  * fallback: a variable set in the real environment always wins. An empty value counts as unset at
  * either level, so `PORT=` falls back to the default rather than failing.
  */
