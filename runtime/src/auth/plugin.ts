@@ -1,9 +1,9 @@
-import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { container, createToken, type Container, type InjectionToken } from '../container/index.js';
 import { hasPermission, type CoreContext } from '../context/context.js';
 import { continueIn, decorateRequestStore, requestStoreFor } from '../context/request-store.js';
-import { ForbiddenError, ServiceUnavailableError, UnauthenticatedError } from '../errors.js';
+import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { loadAuthSettings, type AuthSettings } from '../settings/settings.js';
 import { extractCredential } from './credentials.js';
@@ -90,18 +90,18 @@ const coreContext: FastifyPluginCallback<CoreContextPluginOptions> = (app, optio
   app.decorateRequest('coreAuth', null);
   decorateRequestStore(app);
 
-  app.addHook('onRequest', function resolveCoreContext(request, reply, next) {
+  app.addHook('onRequest', function resolveCoreContext(request, _reply, next) {
     let outcome: CoreContext | null | Promise<CoreContext | null>;
     try {
       outcome = resolver.resolve(request);
     } catch (error) {
-      rejected(resolver, request, reply, error, next);
+      rejected(resolver, request, error, next);
       return;
     }
     if (outcome instanceof Promise) {
       outcome.then(
         (context) => accepted(resolver, request, context, next),
-        (error: unknown) => rejected(resolver, request, reply, error, next),
+        (error: unknown) => rejected(resolver, request, error, next),
       );
     } else {
       accepted(resolver, request, outcome, next);
@@ -126,7 +126,7 @@ function accepted(resolver: ContextResolver, request: FastifyRequest, context: C
   }
 }
 
-function rejected(resolver: ContextResolver, request: FastifyRequest, reply: FastifyReply, error: unknown, next: Next): void {
+function rejected(resolver: ContextResolver, request: FastifyRequest, error: unknown, next: Next): void {
   const anonymous = resolver.anonymousContext();
   if (error instanceof UnauthenticatedError) {
     request.coreAuth = { context: anonymous, authenticated: false, error: withCredentialPath(error, request) };
@@ -136,7 +136,6 @@ function rejected(resolver: ContextResolver, request: FastifyRequest, reply: Fas
     // A resolver crash or outage is not the caller's fault: fail the request (even where anonymous
     // callers are allowed: the caller sent a credential and would silently lose its rights), but still
     // inside a context so error-path hooks never fall back to the unrestricted SYSTEM_CONTEXT.
-    if (error instanceof ServiceUnavailableError && error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
     request.coreAuth = { context: anonymous, authenticated: false };
     enter(request, anonymous, next, error instanceof Error ? error : new Error(String(error)));
   }
