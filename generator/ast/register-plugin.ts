@@ -26,7 +26,11 @@ export class RegisterPluginError extends Error {
 }
 
 export function registerPlugin(source: string, plugin: PluginRegistration, fileName = 'src/main.ts'): RegisterResult {
-  const project = new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true, skipFileDependencyResolution: true });
+  const project = new Project({
+    useInMemoryFileSystem: true,
+    skipLoadingLibFiles: true,
+    skipFileDependencyResolution: true,
+  });
   const file = project.createSourceFile('main.ts', source);
   const eol = source.includes('\r\n') ? '\r\n' : '\n';
   const inserts: { at: number; text: string }[] = [];
@@ -48,19 +52,26 @@ export function registerPlugin(source: string, plugin: PluginRegistration, fileN
   const calls = addPluginCalls(file, kernel.name);
   if (!calls.registered.has(plugin.className)) {
     const anchor = calls.statements.at(-1) ?? kernel.statement;
-    inserts.push({ at: anchor.getEnd(), text: `${eol}${indentOf(source, anchor.getStart())}${kernel.name}.addPlugin(new ${plugin.className}());` });
+    inserts.push({
+      at: anchor.getEnd(),
+      text: `${eol}${indentOf(source, anchor.getStart())}${kernel.name}.addPlugin(new ${plugin.className}());`,
+    });
   }
 
   let content = source;
-  for (const { at, text } of inserts.sort((a, b) => b.at - a.at)) content = content.slice(0, at) + text + content.slice(at);
+  for (const { at, text } of inserts.sort((a, b) => b.at - a.at))
+    content = content.slice(0, at) + text + content.slice(at);
   return { content, changed: inserts.length > 0 };
 }
 
 function hasImport(file: SourceFile, plugin: PluginRegistration, fileName: string): boolean {
   for (const declaration of file.getImportDeclarations()) {
-    const named = declaration.getNamedImports().find((n) => (n.getAliasNode()?.getText() ?? n.getName()) === plugin.className);
+    const named = declaration
+      .getNamedImports()
+      .find((n) => (n.getAliasNode()?.getText() ?? n.getName()) === plugin.className);
     if (!named) continue;
-    if (declaration.getModuleSpecifierValue() === plugin.importPath && named.getName() === plugin.className) return true;
+    if (declaration.getModuleSpecifierValue() === plugin.importPath && named.getName() === plugin.className)
+      return true;
     throw new RegisterPluginError(
       `${fileName} already imports a ${plugin.className} from '${declaration.getModuleSpecifierValue()}'; rename that import, then run the command again`,
     );
@@ -73,7 +84,9 @@ function findKernel(file: SourceFile): { name: string; statement: Node } | null 
   for (const declaration of file.getDescendantsOfKind(SyntaxKind.VariableDeclaration)) {
     const init = declaration.getInitializer();
     if (!init) continue;
-    const created = init.isKind(SyntaxKind.NewExpression) ? init : init.getFirstDescendantByKind(SyntaxKind.NewExpression);
+    const created = init.isKind(SyntaxKind.NewExpression)
+      ? init
+      : init.getFirstDescendantByKind(SyntaxKind.NewExpression);
     if (created?.getExpression().getText() !== 'Kernel') continue;
     const statement = declaration.getFirstAncestorByKind(SyntaxKind.VariableStatement);
     if (statement) return { name: declaration.getName(), statement };

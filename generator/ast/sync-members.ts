@@ -10,7 +10,14 @@
  * is not a literal (`process.env.PREFIX ?? '/tasks'`) is the user's decision and is left alone too.
  * Running it twice changes nothing the second time.
  */
-import { Node, Project, SyntaxKind, type ClassDeclaration, type Expression, type ObjectLiteralExpression } from './ts-morph.js';
+import {
+  Node,
+  Project,
+  SyntaxKind,
+  type ClassDeclaration,
+  type Expression,
+  type ObjectLiteralExpression,
+} from './ts-morph.js';
 import { print, literal, type Literal } from '../engine/code.js';
 
 /** One value to keep in step. */
@@ -47,7 +54,11 @@ interface Edit {
 }
 
 export function syncMembers(source: string, request: SyncRequest): SyncResult {
-  const project = new Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true, skipFileDependencyResolution: true });
+  const project = new Project({
+    useInMemoryFileSystem: true,
+    skipLoadingLibFiles: true,
+    skipFileDependencyResolution: true,
+  });
   const file = project.createSourceFile('file.ts', source);
   const eol = source.includes('\r\n') ? '\r\n' : '\n';
   const cls = file.getClass(request.className);
@@ -64,7 +75,8 @@ export function syncMembers(source: string, request: SyncRequest): SyncResult {
   }
 
   let content = source;
-  for (const edit of edits.sort((a, b) => b.start - a.start)) content = content.slice(0, edit.start) + edit.text + content.slice(edit.end);
+  for (const edit of edits.sort((a, b) => b.start - a.start))
+    content = content.slice(0, edit.start) + edit.text + content.slice(edit.end);
   return { content, problems };
 }
 
@@ -82,7 +94,13 @@ function syncProperty(source: string, cls: ClassDeclaration, wanted: MemberSync,
   if (wanted.value === undefined) return [removeLines(source, member.getStart(true), member.getEnd())];
   if (same(current, wanted.value)) return [];
   const column = initializer.getStart() - source.lastIndexOf('\n', initializer.getStart() - 1) - 1;
-  return [{ start: initializer.getStart(), end: initializer.getEnd(), text: print(literal(wanted.value), indent.length, column, 1) }];
+  return [
+    {
+      start: initializer.getStart(),
+      end: initializer.getEnd(),
+      text: print(literal(wanted.value), indent.length, column, 1),
+    },
+  ];
 }
 
 function syncObjectProperty(source: string, options: ObjectLiteralExpression, wanted: MemberSync, eol: string): Edit[] {
@@ -100,7 +118,13 @@ function syncObjectProperty(source: string, options: ObjectLiteralExpression, wa
       return [{ start: found.getStart(), end: next ? next.getStart() : found.getEnd(), text: '' }];
     }
     if (same(current, wanted.value)) return [];
-    return [{ start: initializer.getStart(), end: initializer.getEnd(), text: print(literal(wanted.value), 4, initializer.getStart() - lineStart(source, initializer.getStart()), 1) }];
+    return [
+      {
+        start: initializer.getStart(),
+        end: initializer.getEnd(),
+        text: print(literal(wanted.value), 4, initializer.getStart() - lineStart(source, initializer.getStart()), 1),
+      },
+    ];
   }
   if (wanted.value === undefined) return [];
   const text = `${wanted.name}: ${print(literal(wanted.value), 4)}`;
@@ -110,7 +134,9 @@ function syncObjectProperty(source: string, options: ObjectLiteralExpression, wa
   const after = last.getNextSiblingIfKind(SyntaxKind.CommaToken);
   if (multiline) {
     const pad = indentAt(source, last.getStart());
-    return after ? [{ start: after.getEnd(), end: after.getEnd(), text: `${eol}${pad}${text},` }] : [{ start: last.getEnd(), end: last.getEnd(), text: `,${eol}${pad}${text}` }];
+    return after
+      ? [{ start: after.getEnd(), end: after.getEnd(), text: `${eol}${pad}${text},` }]
+      : [{ start: last.getEnd(), end: last.getEnd(), text: `,${eol}${pad}${text}` }];
   }
   return [{ start: last.getEnd(), end: last.getEnd(), text: `, ${text}` }];
 }
@@ -131,7 +157,13 @@ function superOptions(cls: ClassDeclaration): ObjectLiteralExpression | undefine
  * A missing member goes before the constructor (where the generator writes such members), else after
  * the last property, else first in the class body; a blank line separates it from what follows.
  */
-function insertMember(source: string, cls: ClassDeclaration, lines: readonly string[], indent: string, eol: string): Edit {
+function insertMember(
+  source: string,
+  cls: ClassDeclaration,
+  lines: readonly string[],
+  indent: string,
+  eol: string,
+): Edit {
   const block = lines.map((line) => `${indent}${line}${eol}`).join('');
   const ctor = cls.getConstructors()[0];
   if (ctor) {
@@ -139,7 +171,9 @@ function insertMember(source: string, cls: ClassDeclaration, lines: readonly str
     return { start: at, end: at, text: `${block}${eol}` };
   }
   const last = cls.getProperties().at(-1);
-  const at = last ? lineEnd(source, last.getEnd()) : lineEnd(source, cls.getFirstChildByKindOrThrow(SyntaxKind.OpenBraceToken).getEnd());
+  const at = last
+    ? lineEnd(source, last.getEnd())
+    : lineEnd(source, cls.getFirstChildByKindOrThrow(SyntaxKind.OpenBraceToken).getEnd());
   return { start: at, end: at, text: block };
 }
 
@@ -174,7 +208,9 @@ function memberIndent(source: string, cls: ClassDeclaration): string {
 }
 
 function memberName(member: Node): string | undefined {
-  return Node.isPropertyDeclaration(member) || Node.isGetAccessorDeclaration(member) || Node.isMethodDeclaration(member) ? member.getName() : undefined;
+  return Node.isPropertyDeclaration(member) || Node.isGetAccessorDeclaration(member) || Node.isMethodDeclaration(member)
+    ? member.getName()
+    : undefined;
 }
 
 const NOT_LITERAL = Symbol('not a literal');
@@ -182,7 +218,8 @@ type Evaluated = Literal | typeof NOT_LITERAL;
 
 /** The value of a literal initializer (strings, numbers, booleans, null, arrays, plain objects), or NOT_LITERAL. */
 function evaluate(expr: Expression): Evaluated {
-  if (Node.isAsExpression(expr) || Node.isSatisfiesExpression(expr) || Node.isParenthesizedExpression(expr)) return evaluate(expr.getExpression());
+  if (Node.isAsExpression(expr) || Node.isSatisfiesExpression(expr) || Node.isParenthesizedExpression(expr))
+    return evaluate(expr.getExpression());
   if (Node.isStringLiteral(expr) || Node.isNoSubstitutionTemplateLiteral(expr)) return expr.getLiteralValue();
   if (Node.isNumericLiteral(expr)) return expr.getLiteralValue();
   if (Node.isPrefixUnaryExpression(expr) && expr.getOperatorToken() === SyntaxKind.MinusToken) {
@@ -206,7 +243,11 @@ function evaluate(expr: Expression): Evaluated {
     for (const property of expr.getProperties()) {
       if (!Node.isPropertyAssignment(property)) return NOT_LITERAL;
       const nameNode = property.getNameNode();
-      const name = Node.isStringLiteral(nameNode) ? nameNode.getLiteralValue() : Node.isIdentifier(nameNode) ? nameNode.getText() : undefined;
+      const name = Node.isStringLiteral(nameNode)
+        ? nameNode.getLiteralValue()
+        : Node.isIdentifier(nameNode)
+          ? nameNode.getText()
+          : undefined;
       const initializer = property.getInitializer();
       if (name === undefined || !initializer) return NOT_LITERAL;
       const value = evaluate(initializer);
@@ -221,7 +262,12 @@ function evaluate(expr: Expression): Evaluated {
 function same(a: Literal, b: Literal): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => same(item, (b as readonly Literal[])[i]!));
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, i) => same(item, (b as readonly Literal[])[i]!))
+    );
   }
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   const ka = Object.keys(a).sort();

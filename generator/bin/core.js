@@ -29,7 +29,9 @@ function currentBuild() {
   if (!existsSync(CURRENT)) return null;
   const build = JSON.parse(readFileSync(CURRENT, 'utf8'));
   if (!existsSync(join(DIST, build.entry))) return null;
-  const changed = build.inputs.some((file) => !existsSync(join(ROOT, file)) || statSync(join(ROOT, file)).mtimeMs > build.builtAt);
+  const changed = build.inputs.some(
+    (file) => !existsSync(join(ROOT, file)) || statSync(join(ROOT, file)).mtimeMs > build.builtAt,
+  );
   return changed ? null : build;
 }
 
@@ -65,7 +67,8 @@ async function build() {
   renameSync(`${CURRENT}.${process.pid}.tmp`, CURRENT);
   for (const entry of readdirSync(DIST, { withFileTypes: true })) {
     const path = join(DIST, entry.name);
-    if (entry.isDirectory() && entry.name !== id && Date.now() - statSync(path).mtimeMs > KEEP_OLD_BUILDS_MS) rmSync(path, { recursive: true, force: true });
+    if (entry.isDirectory() && entry.name !== id && Date.now() - statSync(path).mtimeMs > KEEP_OLD_BUILDS_MS)
+      rmSync(path, { recursive: true, force: true });
   }
   return current;
 }

@@ -21,7 +21,7 @@ const CLIENT_PACKAGES = [
 
 export function clientCommand(): Command {
   return new Command('client')
-    .description("write a typed client of the app (src/client/) from its OpenAPI document")
+    .description('write a typed client of the app (src/client/) from its OpenAPI document')
     .option('--out <dir>', 'folder of the client, relative to the project', CLIENT_DIR)
     .addHelpText(
       'after',
@@ -46,10 +46,15 @@ export async function writeClient(root: string, out: string = CLIENT_DIR): Promi
   const problem = notInstalledProblem(root);
   if (problem) throw new CliError(problem);
   if (!existsSync(join(root, CLIENT_WRITER))) {
-    throw new CliError(`the project's @core/runtime has no client writer (${CLIENT_WRITER}); update the runtime in vendor/ and run \`npm install\``);
+    throw new CliError(
+      `the project's @core/runtime has no client writer (${CLIENT_WRITER}); update the runtime in vendor/ and run \`npm install\``,
+    );
   }
   const missing = CLIENT_PACKAGES.filter(([name]) => !existsSync(join(root, 'node_modules', name, 'package.json')));
-  if (missing.length > 0) throw new CliError(`the client needs ${missing.map(([name]) => name).join(' and ')}: run ${missing.map(([, install]) => `\`${install}\``).join(' and ')}`);
+  if (missing.length > 0)
+    throw new CliError(
+      `the client needs ${missing.map(([name]) => name).join(' and ')}: run ${missing.map(([, install]) => `\`${install}\``).join(' and ')}`,
+    );
   const { stream } = await import('../project/process.js');
   return stream(process.execPath, ['--import', 'tsx', CLIENT_WRITER, '--out', out], { cwd: root });
 }

@@ -26,11 +26,15 @@ export function debugEnabled(): boolean {
  * Prints an error the way every command does and returns the exit code. A manifest error prints one
  * line per problem (`file $.json.path: what was expected`); everything else prints one line.
  */
-export function reportError(error: unknown, write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): number {
+export function reportError(
+  error: unknown,
+  write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): number {
   if (debugEnabled() && error instanceof Error && error.stack) write(error.stack);
   const manifestErrors = manifestErrorsOf(error);
   if (manifestErrors.length > 0) {
-    for (const { file, issues } of manifestErrors) for (const issue of issues) write(`core: ${file} ${issue.path}: ${issue.message}`);
+    for (const { file, issues } of manifestErrors)
+      for (const issue of issues) write(`core: ${file} ${issue.path}: ${issue.message}`);
     const count = manifestErrors.length;
     write(`core: ${count === 1 ? 'the manifest is' : `${count} manifests are`} invalid: nothing was written`);
     return 1;

@@ -26,7 +26,7 @@ interface GenerateOptions {
 
 export function generateCommand(): Command {
   return new Command('generate')
-    .description("regenerate every app (or one) from its manifest; hand edits are kept")
+    .description('regenerate every app (or one) from its manifest; hand edits are kept')
     .argument('[module_name]', 'only this app (src/apps/<module_name>/)')
     .option('--dry-run', 'print what would change; write nothing')
     .option('--no-migration', 'do not write a migration afterwards')
@@ -56,26 +56,38 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
     if (problem) throw new CliError(problem);
   }
   const root = projectRoot();
-  const [{ Tree }, { ManagedFiles }, { loadManifests, manifestMap }, { generateApp }, { manifestSchemaFile }] = await Promise.all([
-    import('../engine/tree.js'),
-    import('../engine/managed-files.js'),
-    import('../project/manifests.js'),
-    import('../generators/app/index.js'),
-    import('../project/schema-file.js'),
-  ]);
+  const [{ Tree }, { ManagedFiles }, { loadManifests, manifestMap }, { generateApp }, { manifestSchemaFile }] =
+    await Promise.all([
+      import('../engine/tree.js'),
+      import('../engine/managed-files.js'),
+      import('../project/manifests.js'),
+      import('../generators/app/index.js'),
+      import('../project/schema-file.js'),
+    ]);
 
   const all = loadManifests(root); // throws with every problem of every manifest
-  if (all.length === 0) throw new CliError('no apps to generate: src/apps/ has no <module>/<module>.resource.json; add one with `core startapp <name>`');
+  if (all.length === 0)
+    throw new CliError(
+      'no apps to generate: src/apps/ has no <module>/<module>.resource.json; add one with `core startapp <name>`',
+    );
   const selected = module === undefined ? all : all.filter((entry) => entry.module === module);
   if (selected.length === 0) {
-    throw new CliError(`no app named ${module}: ${appDir(module!)}/${module}.resource.json not found (apps: ${all.map((e) => e.module).join(', ')})`);
+    throw new CliError(
+      `no app named ${module}: ${appDir(module!)}/${module}.resource.json not found (apps: ${all.map((e) => e.module).join(', ')})`,
+    );
   }
 
   const manifests = manifestMap(all);
   const modules = new Map(all.map((entry) => [entry.manifest.name, entry.module]));
   const tree = new Tree(root);
   for (const entry of selected) {
-    await generateApp(tree, entry.manifest, { module: entry.module, dir: appDir(entry.module), manifestPath: entry.path, manifests, modules });
+    await generateApp(tree, entry.manifest, {
+      module: entry.module,
+      dir: appDir(entry.module),
+      manifestPath: entry.path,
+      manifests,
+      modules,
+    });
   }
   const managed = new ManagedFiles(root);
   const schemaFile = manifestSchemaFile();
@@ -109,8 +121,11 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
 
   const conflicts = changes.filter((c) => c.kind === 'CONFLICT');
   if (conflicts.length > 0) {
-    warn('a file in conflict keeps your edit and misses the manifest change; see each file\'s reason above');
-    throw new CliError(`${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in conflict left untouched: ${conflicts.map((c) => c.path).join(', ')}`, 2);
+    warn("a file in conflict keeps your edit and misses the manifest change; see each file's reason above");
+    throw new CliError(
+      `${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in conflict left untouched: ${conflicts.map((c) => c.path).join(', ')}`,
+      2,
+    );
   }
 }
 

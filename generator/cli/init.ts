@@ -6,7 +6,18 @@
  * it fails, the project stays (it is complete) and the message says how to finish the install.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { CliError } from './errors.js';
@@ -21,7 +32,10 @@ interface InitOptions {
 export function initCommand(): Command {
   return new Command('init')
     .description('create a new project in ./<project_name> and install its dependencies')
-    .argument('<project_name>', 'folder and package name: lower case letters, digits, "-" or "_", starting with a letter')
+    .argument(
+      '<project_name>',
+      'folder and package name: lower case letters, digits, "-" or "_", starting with a letter',
+    )
     .addOption(new Option('--db <kind>', 'database of the project').choices(['sqlite', 'postgres']).default('sqlite'))
     .option('--no-install', 'write the files only; run `npm install` in the project later')
     .addHelpText(
@@ -45,8 +59,10 @@ async function runInit(name: string, options: InitOptions): Promise<void> {
   const target = resolve(name);
   const shown = relative(process.cwd(), target) || '.';
   if (existsSync(target)) {
-    if (!statSync(target).isDirectory()) throw new CliError(`./${shown} exists and is a file; choose another project name`);
-    if (readdirSync(target).length > 0) throw new CliError(`./${shown} already exists and is not empty; choose another name or remove that folder`);
+    if (!statSync(target).isDirectory())
+      throw new CliError(`./${shown} exists and is a file; choose another project name`);
+    if (readdirSync(target).length > 0)
+      throw new CliError(`./${shown} already exists and is not empty; choose another name or remove that folder`);
   }
 
   const [{ runtimeTarball }, { cliTarball }, { VendorBuildError }, { Tree }, { generateProject }] = await Promise.all([
@@ -56,7 +72,7 @@ async function runInit(name: string, options: InitOptions): Promise<void> {
     import('../engine/tree.js'),
     import('../generators/project/index.js'),
   ]);
-  let tarballs;
+  let tarballs: readonly [Awaited<ReturnType<typeof runtimeTarball>>, Awaited<ReturnType<typeof cliTarball>>];
   try {
     const runtime = await runtimeTarball(step);
     tarballs = [runtime, await cliTarball(runtime, step)] as const;
@@ -68,10 +84,16 @@ async function runInit(name: string, options: InitOptions): Promise<void> {
 
   // Assemble next to the target (same file system, so the final rename is atomic).
   const staging = mkdtempSync(join(dirname(target), `.${basename(target)}.core-init-`));
-  let changes;
+  let changes: ReturnType<InstanceType<typeof Tree>['commit']>;
   try {
     const tree = new Tree(staging);
-    generateProject(tree, { name, db: options.db, secretKey: randomBytes(32).toString('hex'), runtimeTarball: runtime.fileName, cliTarball: cli.fileName });
+    generateProject(tree, {
+      name,
+      db: options.db,
+      secretKey: randomBytes(32).toString('hex'),
+      runtimeTarball: runtime.fileName,
+      cliTarball: cli.fileName,
+    });
     changes = tree.commit();
     mkdirSync(join(staging, 'vendor'));
     for (const tarball of tarballs) {
@@ -118,8 +140,14 @@ async function install(target: string, shown: string): Promise<void> {
     // Offline, npm reports confusing resolution errors (ERESOLVE "@mikro-orm/core@undefined"): say so plainly.
     const { capture } = await import('../project/process.js');
     const ping = await capture('npm', ['ping'], { cwd: target, timeout: 15_000 }).catch(() => ({ code: 1 }));
-    const cause = ping.code === 0 ? 'fix the cause shown above' : 'the npm registry could not be reached (network? proxy? `npm config get registry`); fix that';
-    throw new CliError(`npm install failed (exit code ${code}); the project files are in ./${shown}: ${cause} and run \`npm install\` there`, code);
+    const cause =
+      ping.code === 0
+        ? 'fix the cause shown above'
+        : 'the npm registry could not be reached (network? proxy? `npm config get registry`); fix that';
+    throw new CliError(
+      `npm install failed (exit code ${code}); the project files are in ./${shown}: ${cause} and run \`npm install\` there`,
+      code,
+    );
   }
   step(`Dependencies installed in ${Math.round((Date.now() - started) / 1000)} s.`);
 }

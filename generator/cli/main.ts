@@ -33,7 +33,16 @@ Getting started:
 
 Set CORE_DEBUG=1 to see stack traces of errors.`,
     );
-  for (const command of [initCommand(), startappCommand(), generateCommand(), makemigrationsCommand(), migrateCommand(), runCommand(), tokenCommand(), clientCommand()]) {
+  for (const command of [
+    initCommand(),
+    startappCommand(),
+    generateCommand(),
+    makemigrationsCommand(),
+    migrateCommand(),
+    runCommand(),
+    tokenCommand(),
+    clientCommand(),
+  ]) {
     program.addCommand(command.copyInheritedSettings(program)); // the one-line errors above, for every command
   }
   return program;

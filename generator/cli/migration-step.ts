@@ -18,19 +18,27 @@ export async function migrateAfterGenerate(root: string, options: { apply: boole
   step('Writing the migration for the change (core makemigrations)…');
   const code = await runMigrations(root, 'make');
   if (code !== 0) {
-    throw new CliError('the files listed above were written, but no migration: fix the problem reported above, then run `core makemigrations`', code);
+    throw new CliError(
+      'the files listed above were written, but no migration: fix the problem reported above, then run `core makemigrations`',
+      code,
+    );
   }
   if (!options.apply) return;
   const { settings } = projectSettings(root);
   if (!settings.isDevelopment) {
-    step(`ENVIRONMENT=${settings.environment}: the migration is not applied automatically; apply it with \`core migrate\`.`);
+    step(
+      `ENVIRONMENT=${settings.environment}: the migration is not applied automatically; apply it with \`core migrate\`.`,
+    );
     return;
   }
   step('Applying it to the development database…');
   const outcome = await applyPendingMigrations(root);
   if (outcome === 'data-loss') throw dataLossError();
   if (outcome !== 'applied') {
-    throw new CliError('the files and the migration were written, but applying it failed: fix the problem reported above, then run `core migrate`', outcome);
+    throw new CliError(
+      'the files and the migration were written, but applying it failed: fix the problem reported above, then run `core migrate`',
+      outcome,
+    );
   }
 }
 

@@ -39,9 +39,17 @@ export function printChanges(changes: readonly Change[], prefix = ''): void {
 
 /** `3 created, 1 updated, 2 unchanged` — only the kinds that occur. */
 export function summarize(changes: readonly Change[]): string {
-  const words: Record<ChangeKind, string> = { CREATE: 'created', UPDATE: 'updated', UNCHANGED: 'unchanged', SKIP: 'skipped', CONFLICT: 'in conflict' };
+  const words: Record<ChangeKind, string> = {
+    CREATE: 'created',
+    UPDATE: 'updated',
+    UNCHANGED: 'unchanged',
+    SKIP: 'skipped',
+    CONFLICT: 'in conflict',
+  };
   const counts = new Map<ChangeKind, number>();
   for (const change of changes) counts.set(change.kind, (counts.get(change.kind) ?? 0) + 1);
-  const parts = (Object.keys(words) as ChangeKind[]).filter((k) => counts.has(k)).map((k) => `${counts.get(k)} ${words[k]}`);
+  const parts = (Object.keys(words) as ChangeKind[])
+    .filter((k) => counts.has(k))
+    .map((k) => `${counts.get(k)} ${words[k]}`);
   return parts.length ? parts.join(', ') : 'no files';
 }

@@ -41,12 +41,13 @@ Example:
 async function runServer(options: RunOptions): Promise<void> {
   const port = options.port === undefined ? undefined : parsePort(options.port);
   const root = projectRoot();
-  const [{ projectSettings }, { notInstalledProblem }, { DevServer }, { dataLossError, warnDataLoss }] = await Promise.all([
-    import('./settings.js'),
-    import('../project/migrations.js'),
-    import('../project/dev-server.js'),
-    import('./migration-step.js'),
-  ]);
+  const [{ projectSettings }, { notInstalledProblem }, { DevServer }, { dataLossError, warnDataLoss }] =
+    await Promise.all([
+      import('./settings.js'),
+      import('../project/migrations.js'),
+      import('../project/dev-server.js'),
+      import('./migration-step.js'),
+    ]);
   const problem = notInstalledProblem(root);
   if (problem) throw new CliError(problem);
   const { settings, warnings } = projectSettings(root);
@@ -54,7 +55,9 @@ async function runServer(options: RunOptions): Promise<void> {
   const host = options.host ?? settings.host;
   const listenPort = port ?? settings.port;
   if (options.migrate && !settings.isDevelopment) {
-    step(`ENVIRONMENT=${settings.environment}: pending migrations are not applied automatically (run \`core migrate\`).`);
+    step(
+      `ENVIRONMENT=${settings.environment}: pending migrations are not applied automatically (run \`core migrate\`).`,
+    );
   }
 
   const server = new DevServer({
@@ -82,6 +85,7 @@ async function runServer(options: RunOptions): Promise<void> {
 
 function parsePort(raw: string): number {
   const port = Number(raw);
-  if (!/^\d+$/.test(raw) || port > 65535) throw new CliError(`--port must be a number from 0 to 65535, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw) || port > 65535)
+    throw new CliError(`--port must be a number from 0 to 65535, got ${JSON.stringify(raw)}`);
   return port;
 }

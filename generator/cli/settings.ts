@@ -3,7 +3,7 @@
  * the runtime's own loader so the CLI and the app never disagree. Imported from the runtime's source
  * file directly: it needs nothing but Node, unlike the runtime's full entry point.
  */
-import { loadSettings, SettingsError, type Settings } from '../../runtime/src/settings/settings.js';
+import { loadSettings, SettingsError, type Settings } from '@core/runtime/cli';
 import { CliError } from './errors.js';
 
 export function projectSettings(root: string): { settings: Settings; warnings: string[] } {

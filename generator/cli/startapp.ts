@@ -26,9 +26,14 @@ interface StartAppOptions {
 
 export function startappCommand(): Command {
   return new Command('startapp')
-    .description('add an app (a resource with its model, schemas, repository, service, router and plugin) to the project')
-    .argument('<module_name>', 'the app\'s folder under src/apps/, lower snake_case (e.g. tasks, order_items)')
-    .option('--template', "start from the starter task resource (title, description, priority, is_completed, assignee_email)")
+    .description(
+      'add an app (a resource with its model, schemas, repository, service, router and plugin) to the project',
+    )
+    .argument('<module_name>', "the app's folder under src/apps/, lower snake_case (e.g. tasks, order_items)")
+    .option(
+      '--template',
+      'start from the starter task resource (title, description, priority, is_completed, assignee_email)',
+    )
     .option('--no-register', 'do not add the plugin to src/main.ts')
     .option('--no-migration', 'do not write a migration afterwards')
     .option('--no-apply', 'write the migration but do not apply it (it is applied in development otherwise)')
@@ -52,36 +57,59 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
   const root = projectRoot();
   const dir = appDir(module);
   if (existsSync(join(root, dir)) && readdirSync(join(root, dir)).length > 0) {
-    throw new CliError(`the app ${module} already exists (${dir}); edit ${manifestPath(module)} and run \`core generate ${module}\``);
+    throw new CliError(
+      `the app ${module} already exists (${dir}); edit ${manifestPath(module)} and run \`core generate ${module}\``,
+    );
   }
 
-  const [{ Tree }, { ManagedFiles }, { validateManifest }, starter, { generateApp, appPlugin }, { loadManifests, manifestMap }, { manifestSchemaFile }] =
-    await Promise.all([
-      import('../engine/tree.js'),
-      import('../engine/managed-files.js'),
-      import('../manifest/validate.js'),
-      import('../project/starter-manifest.js'),
-      import('../generators/app/index.js'),
-      import('../project/manifests.js'),
-      import('../project/schema-file.js'),
-    ]);
+  const [
+    { Tree },
+    { ManagedFiles },
+    { validateManifest },
+    starter,
+    { generateApp, appPlugin },
+    { loadManifests, manifestMap },
+    { manifestSchemaFile },
+  ] = await Promise.all([
+    import('../engine/tree.js'),
+    import('../engine/managed-files.js'),
+    import('../manifest/validate.js'),
+    import('../project/starter-manifest.js'),
+    import('../generators/app/index.js'),
+    import('../project/manifests.js'),
+    import('../project/schema-file.js'),
+  ]);
 
-  let manifest;
-  if (options.template) manifest = starter.templateManifest(module);
-  else if (process.stdin.isTTY && process.stdout.isTTY) manifest = starter.manifestWithFields(module, await askFields(module));
-  else manifest = starter.minimalManifest(module);
+  let draft: unknown;
+  if (options.template) draft = starter.templateManifest(module);
+  else if (process.stdin.isTTY && process.stdout.isTTY)
+    draft = starter.manifestWithFields(module, await askFields(module));
+  else draft = starter.minimalManifest(module);
   const path = manifestPath(module);
-  manifest = validateManifest(manifest, path);
+  const manifest = validateManifest(draft, path);
 
   const others = loadManifests(root);
   const taken = others.find((other) => other.manifest.name === manifest.name);
-  if (taken) throw new CliError(`the resource name "${manifest.name}" is already used by ${taken.path}; choose another module name`);
+  if (taken)
+    throw new CliError(
+      `the resource name "${manifest.name}" is already used by ${taken.path}; choose another module name`,
+    );
   const manifests = manifestMap(others).set(manifest.name, manifest);
 
   const tree = new Tree(root);
   tree.write(path, starter.manifestText(manifest), 'refuse');
-  const modules = new Map([...others.map((other) => [other.manifest.name, other.module] as const), [manifest.name, module]]);
-  await generateApp(tree, manifest, { module, dir, manifestPath: path, manifests, modules, template: options.template === true });
+  const modules = new Map([
+    ...others.map((other) => [other.manifest.name, other.module] as const),
+    [manifest.name, module],
+  ]);
+  await generateApp(tree, manifest, {
+    module,
+    dir,
+    manifestPath: path,
+    manifests,
+    modules,
+    template: options.template === true,
+  });
 
   const managed = new ManagedFiles(root);
   const schemaFile = manifestSchemaFile();
@@ -92,7 +120,9 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
   const conflicts = planned.filter((change) => change.kind === 'CONFLICT');
   if (conflicts.length > 0) {
     printChanges(conflicts);
-    throw new CliError(`${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in the way (see above): nothing was written`);
+    throw new CliError(
+      `${conflicts.length} file${conflicts.length === 1 ? '' : 's'} in the way (see above): nothing was written`,
+    );
   }
   // Marked busy so that a running `core run` reloads once, with the new tables in place.
   const { holdBusy } = await import('../project/busy.js');
@@ -108,7 +138,9 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
     release();
   }
   info('');
-  info(`App ${module} added. Edit ${path} and run \`core generate ${module}\` to regenerate; \`core run\` to serve it.`);
+  info(
+    `App ${module} added. Edit ${path} and run \`core generate ${module}\` to regenerate; \`core run\` to serve it.`,
+  );
 }
 
 async function askFields(module: string) {
@@ -123,7 +155,8 @@ async function askFields(module: string) {
 
 async function registerInMain(managed: ManagedFiles, plugin: { className: string; importPath: string }): Promise<void> {
   const source = managed.read(MAIN_FILE);
-  if (source === null) throw new CliError(`${MAIN_FILE} not found: the plugin cannot be registered; restore it, or pass --no-register`);
+  if (source === null)
+    throw new CliError(`${MAIN_FILE} not found: the plugin cannot be registered; restore it, or pass --no-register`);
   const { registerPlugin, RegisterPluginError } = await import('../ast/register-plugin.js');
   try {
     // Written even when unchanged, so the output lists main.ts as UNCHANGED (already registered).

@@ -34,22 +34,27 @@ Examples:
 
 async function runToken(options: TokenOptions): Promise<void> {
   const roles = options.role.split(',').map((r) => r.trim());
-  if (roles.some((r) => r === '')) throw new CliError(`--role needs role names separated by commas, got ${JSON.stringify(options.role)}`);
+  if (roles.some((r) => r === ''))
+    throw new CliError(`--role needs role names separated by commas, got ${JSON.stringify(options.role)}`);
   const root = projectRoot();
   const { projectSettings } = await import('./settings.js');
   const { settings, warnings } = projectSettings(root);
   if (settings.secretKeyIsEphemeral) {
-    throw new CliError(`the project has no SECRET_KEY (not in the environment nor in ${join(root, '.env')}); add SECRET_KEY=<64 hex characters> to .env, e.g. from \`openssl rand -hex 32\``);
+    throw new CliError(
+      `the project has no SECRET_KEY (not in the environment nor in ${join(root, '.env')}); add SECRET_KEY=<64 hex characters> to .env, e.g. from \`openssl rand -hex 32\``,
+    );
   }
   for (const message of warnings) warn(message);
   for (const role of unknownRoles(root, roles)) warn(`role "${role}" is not in src/policies.json: it grants nothing`);
 
-  const { signToken, parseDuration } = await import('../../runtime/src/auth/jwt.js');
+  const { signToken, parseDuration } = await import('@core/runtime/cli');
   let expiresIn: number;
   try {
     expiresIn = parseDuration(options.expires);
   } catch {
-    throw new CliError(`--expires must be seconds or a duration such as 30m, 12h, 7d; got ${JSON.stringify(options.expires)}`);
+    throw new CliError(
+      `--expires must be seconds or a duration such as 30m, 12h, 7d; got ${JSON.stringify(options.expires)}`,
+    );
   }
   info(signToken({ roles, sub: options.sub, expiresIn }, settings.secretKey));
 }

@@ -56,7 +56,15 @@ export function str(value: string): string {
   return `'${escaped}'`;
 }
 
-const ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+const ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  "'": "\\'",
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\u2028': '\\u2028',
+  '\u2029': '\\u2029',
+};
 
 /** An object key: bare when it is an identifier, quoted otherwise. */
 export function key(name: string): string {
@@ -90,7 +98,9 @@ export function flat(expr: Expr): string {
     case 'array':
       return `[${expr.items.map(flat).join(', ')}]`;
     case 'object':
-      return expr.entries.length === 0 ? '{}' : `{ ${expr.entries.map(([k, v]) => `${key(k)}: ${flat(v)}`).join(', ')} }`;
+      return expr.entries.length === 0
+        ? '{}'
+        : `{ ${expr.entries.map(([k, v]) => `${key(k)}: ${flat(v)}`).join(', ')} }`;
   }
 }
 
@@ -127,7 +137,11 @@ export function print(expr: Expr, indent: number, column = indent, reserve = 0):
       const last = args[args.length - 1]!;
       const leading = args.slice(0, -1).map(flat);
       const prefix = leading.length > 0 ? `${leading.join(', ')}, ` : '';
-      if (typeof last !== 'string' && (last.kind === 'array' || last.kind === 'object') && at + 1 + prefix.length + 1 <= WIDTH) {
+      if (
+        typeof last !== 'string' &&
+        (last.kind === 'array' || last.kind === 'object') &&
+        at + 1 + prefix.length + 1 <= WIDTH
+      ) {
         return `${callee}(${prefix}${print(last, indent, at + 1 + prefix.length, reserve + 1)})`;
       }
       return `${callee}(\n${args.map((arg) => `${pad}${print(arg, indent + 2, indent + 2, 1)},\n`).join('')}${end})`;

@@ -46,8 +46,14 @@ export class Imports {
 }
 
 function declaration(from: string, names: ReadonlyMap<string, boolean>): string {
-  const values = [...names].filter(([, isType]) => !isType).map(([name]) => name).sort(caseInsensitive);
-  const types = [...names].filter(([, isType]) => isType).map(([name]) => name).sort(caseInsensitive);
+  const values = [...names]
+    .filter(([, isType]) => !isType)
+    .map(([name]) => name)
+    .sort(caseInsensitive);
+  const types = [...names]
+    .filter(([, isType]) => isType)
+    .map(([name]) => name)
+    .sort(caseInsensitive);
   const typeOnly = values.length === 0;
   const specifiers = typeOnly ? types : [...values, ...types.map((t) => `type ${t}`)];
   const keyword = typeOnly ? 'import type' : 'import';

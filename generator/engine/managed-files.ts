@@ -32,12 +32,15 @@ export class ManagedFiles {
   }
 
   changes(): Change[] {
-    return [...this.pending.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([path, pending]) => this.classify(path, pending));
+    return [...this.pending.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([path, pending]) => this.classify(path, pending));
   }
 
   private classify(path: string, { base, content }: Pending): Change {
     const current = this.read(path);
-    if (current !== base) return { path, kind: 'CONFLICT', reason: 'changed on disk while core was running; run the command again' };
+    if (current !== base)
+      return { path, kind: 'CONFLICT', reason: 'changed on disk while core was running; run the command again' };
     if (current === null) return { path, kind: 'CREATE' };
     return current === content ? { path, kind: 'UNCHANGED' } : { path, kind: 'UPDATE' };
   }

@@ -70,7 +70,8 @@ export function words(pascalCase: string): string {
  */
 export function article(phrase: string): string {
   const w = phrase.toLowerCase();
-  if (/^(one|once|eu|uni|use|usu|uti|ura|uro|ure|u[^aeiou][aeiou])/.test(w) && !/^(und|unc|unl|unr|ups|upd)/.test(w)) return 'a';
+  if (/^(one|once|eu|uni|use|usu|uti|ura|uro|ure|u[^aeiou][aeiou])/.test(w) && !/^(und|unc|unl|unr|ups|upd)/.test(w))
+    return 'a';
   return /^([aeiou]|hour|honest|honou?r|heir)/.test(w) ? 'an' : 'a';
 }
 
@@ -90,4 +91,4 @@ export function camel(snake: string): string {
 }
 
 // One rule for the generator and the runtime (which derives `<singular>_ids` keys the same way).
-export { singular } from '../../runtime/src/util/inflect.js';
+export { singular } from '@core/runtime/cli';

@@ -98,8 +98,15 @@ export class Tree {
       case 'refuse':
         return { path, kind: 'CONFLICT', reason: 'already exists' };
       case 'generated':
-        if (!HEADER.test(current)) return { path, kind: 'CONFLICT', reason: 'exists but was not written by core; move it away or delete it' };
-        if (!isPristine(current)) return { path, kind: 'CONFLICT', reason: 'edited by hand since it was generated; left untouched (move your edit to a user-owned file, or delete the file to regenerate it)' };
+        if (!HEADER.test(current))
+          return { path, kind: 'CONFLICT', reason: 'exists but was not written by core; move it away or delete it' };
+        if (!isPristine(current))
+          return {
+            path,
+            kind: 'CONFLICT',
+            reason:
+              'edited by hand since it was generated; left untouched (move your edit to a user-owned file, or delete the file to regenerate it)',
+          };
         return { path, kind: 'UPDATE' };
     }
   }

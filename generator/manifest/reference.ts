@@ -28,7 +28,10 @@ function typeLabel(schema: SchemaNode): string {
   const type = Array.isArray(schema.type) ? schema.type.join(' or ') : (schema.type ?? 'any');
   if (type === 'array') return `array of ${schema.items ? typeLabel(schema.items) : 'values'}`;
   if (type === 'object' && !schema.properties) return 'object';
-  const bounds = schema.minimum !== undefined || schema.maximum !== undefined ? ` ${schema.minimum ?? ''}–${schema.maximum ?? ''}` : '';
+  const bounds =
+    schema.minimum !== undefined || schema.maximum !== undefined
+      ? ` ${schema.minimum ?? ''}–${schema.maximum ?? ''}`
+      : '';
   return `${type}${bounds}`;
 }
 
@@ -41,7 +44,10 @@ function keyTable(schema: TSchema, skip: ReadonlySet<string> = new Set()): strin
   const required = new Set(object.required ?? []);
   const rows = Object.entries(object.properties ?? {})
     .filter(([key]) => !skip.has(key))
-    .map(([key, prop]) => `| \`${key}\` | ${required.has(key) ? 'yes' : ''} | ${cell(typeLabel(prop))} | ${cell(prop.description)} |`);
+    .map(
+      ([key, prop]) =>
+        `| \`${key}\` | ${required.has(key) ? 'yes' : ''} | ${cell(typeLabel(prop))} | ${cell(prop.description)} |`,
+    );
   return ['| key | required | type | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 

@@ -6,15 +6,33 @@
 import { Type, type Static } from 'typebox';
 import { DECIMAL_DEFAULTS, MAX_DECIMAL_PRECISION } from './decimal.js';
 
-export const FIELD_TYPES = ['uuid', 'string', 'text', 'integer', 'bigint', 'float', 'decimal', 'boolean', 'date', 'datetime', 'json', 'enum'] as const;
+export const FIELD_TYPES = [
+  'uuid',
+  'string',
+  'text',
+  'integer',
+  'bigint',
+  'float',
+  'decimal',
+  'boolean',
+  'date',
+  'datetime',
+  'json',
+  'enum',
+] as const;
 export const RELATION_KINDS = ['many-to-one', 'one-to-one', 'one-to-many', 'many-to-many'] as const;
 export const ON_DELETE = ['restrict', 'cascade', 'set null'] as const;
 
 const identifier = (what: string) =>
-  Type.String({ pattern: '^[a-z][a-z0-9_]*$', maxLength: 63, description: `${what}: lower snake_case, starting with a letter` });
+  Type.String({
+    pattern: '^[a-z][a-z0-9_]*$',
+    maxLength: 63,
+    description: `${what}: lower snake_case, starting with a letter`,
+  });
 
 /** A closed set of strings (`enum` in the published JSON Schema). */
-const oneOf = <const T extends string[]>(values: readonly [...T], description: string) => Type.Enum<T>(values, { description });
+const oneOf = <const T extends string[]>(values: readonly [...T], description: string) =>
+  Type.Enum<T>(values, { description });
 
 const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]);
 
@@ -22,9 +40,15 @@ export const FieldSchema = Type.Object(
   {
     type: oneOf(FIELD_TYPES, 'Column type'),
     description: Type.Optional(Type.String({ description: 'Shown in the API docs' })),
-    primary: Type.Optional(Type.Boolean({ description: 'Primary key; a uuid primary key is generated (v4) and output-only' })),
+    primary: Type.Optional(
+      Type.Boolean({ description: 'Primary key; a uuid primary key is generated (v4) and output-only' }),
+    ),
     nullable: Type.Optional(Type.Boolean({ description: 'Accepts and stores null' })),
-    default: Type.Optional(Type.Union([Scalar, Type.Array(Type.Unknown()), Type.Object({})], { description: 'Default value for create (and for replace when absent)' })),
+    default: Type.Optional(
+      Type.Union([Scalar, Type.Array(Type.Unknown()), Type.Object({})], {
+        description: 'Default value for create (and for replace when absent)',
+      }),
+    ),
     max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'Maximum length (string)' })),
     min_length: Type.Optional(Type.Integer({ minimum: 0, description: 'Minimum length (string, text)' })),
     minimum: Type.Optional(Type.Number({ description: 'Smallest value (integer, float)' })),
@@ -44,14 +68,22 @@ export const FieldSchema = Type.Object(
       }),
     ),
     format: Type.Optional(oneOf(['email', 'uri', 'hostname'] as const, 'String format checked on input')),
-    values: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description: 'Allowed values (enum)' })),
+    values: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        uniqueItems: true,
+        description: 'Allowed values (enum)',
+      }),
+    ),
     index: Type.Optional(Type.Boolean({ description: 'Create an index' })),
     unique: Type.Optional(Type.Boolean({ description: 'Unique constraint (409 CONFLICT on violation)' })),
     create: Type.Optional(Type.Boolean({ description: 'false: not accepted on create' })),
     update: Type.Optional(Type.Boolean({ description: 'false: not accepted on update' })),
     output: Type.Optional(Type.Boolean({ description: 'false: never returned (e.g. a hash)' })),
     readonly: Type.Optional(Type.Boolean({ description: 'Output only, set by the system (e.g. created_at)' })),
-    auto: Type.Optional(oneOf(['now', 'now_on_update'] as const, 'Set by the system: on create (now) or on every write (now_on_update)')),
+    auto: Type.Optional(
+      oneOf(['now', 'now_on_update'] as const, 'Set by the system: on create (now) or on every write (now_on_update)'),
+    ),
     version: Type.Optional(
       Type.Boolean({
         description:
@@ -70,7 +102,9 @@ export const RelationSchema = Type.Object(
     nullable: Type.Optional(Type.Boolean({ description: 'To-one relations: may be empty' })),
     on_delete: Type.Optional(oneOf(ON_DELETE, 'What deleting the target does to this side')),
     ids_field: Type.Optional(identifier('Many-to-many: the body key holding the related ids (default <singular>_ids)')),
-    owner: Type.Optional(Type.Boolean({ description: 'One-to-one / many-to-many: this side holds the foreign key / pivot' })),
+    owner: Type.Optional(
+      Type.Boolean({ description: 'One-to-one / many-to-many: this side holds the foreign key / pivot' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -82,18 +116,27 @@ export const ManifestSchema = Type.Object(
     entity: Type.String({ pattern: '^[A-Z][A-Za-z0-9]*$', maxLength: 63, description: 'Model class name, PascalCase' }),
     prefix: Type.Optional(Type.String({ pattern: '^/[a-z0-9/_-]*$', description: 'URL prefix, e.g. /tasks' })),
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'OpenAPI tags' })),
-    expose_schemas: Type.Optional(Type.Boolean({ description: 'Answer ?schema=true with the JSON Schema of each route' })),
+    expose_schemas: Type.Optional(
+      Type.Boolean({ description: 'Answer ?schema=true with the JSON Schema of each route' }),
+    ),
     pagination: Type.Optional(
       Type.Object(
         {
           default_limit: Type.Optional(Type.Integer({ minimum: 1 })),
           max_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
         },
-        { additionalProperties: false, description: 'List and search page sizes: default_limit (default 50) and max_limit (default 500)' },
+        {
+          additionalProperties: false,
+          description: 'List and search page sizes: default_limit (default 50) and max_limit (default 500)',
+        },
       ),
     ),
     fields: Type.Record(identifier('Field name'), FieldSchema, { description: 'Columns, by wire name' }),
-    relations: Type.Optional(Type.Record(identifier('Relation name'), RelationSchema, { description: 'Relations to other resources, by name' })),
+    relations: Type.Optional(
+      Type.Record(identifier('Relation name'), RelationSchema, {
+        description: 'Relations to other resources, by name',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -99,7 +99,10 @@ function keyNameIssues(json: unknown): ManifestIssue[] {
     if (entries === null || typeof entries !== 'object') continue;
     for (const key of Object.keys(entries)) {
       if (!NAME.test(key) || key.length > 63) {
-        issues.push({ path: toJsonPath(`/${section}/${key}`), message: `${JSON.stringify(key)} is not a valid name (lower snake_case, starting with a letter, at most 63 characters)` });
+        issues.push({
+          path: toJsonPath(`/${section}/${key}`),
+          message: `${JSON.stringify(key)} is not a valid name (lower snake_case, starting with a letter, at most 63 characters)`,
+        });
       }
     }
   }
@@ -112,22 +115,33 @@ function semanticIssues(m: Manifest): ManifestIssue[] {
   const fields = Object.entries(m.fields);
   const primary = fields.filter(([, f]) => f.primary);
   if (primary.length !== 1) {
-    add('$.fields', primary.length === 0 ? 'needs exactly one field with "primary": true' : `has ${primary.length} primary fields (${primary.map(([n]) => n).join(', ')}); composite keys are not supported`);
+    add(
+      '$.fields',
+      primary.length === 0
+        ? 'needs exactly one field with "primary": true'
+        : `has ${primary.length} primary fields (${primary.map(([n]) => n).join(', ')}); composite keys are not supported`,
+    );
   }
   const versions = fields.filter(([, f]) => f.version === true).map(([n]) => n);
-  if (versions.length > 1) add('$.fields', `has ${versions.length} version fields (${versions.join(', ')}); a resource has at most one`);
+  if (versions.length > 1)
+    add('$.fields', `has ${versions.length} version fields (${versions.join(', ')}); a resource has at most one`);
   for (const [name, f] of fields) {
     const at = `$.fields.${name}`;
     if (RESERVED.has(name)) add(at, `"${name}" is reserved; choose another field name`);
     if (f.version === true) versionIssues(f, at, add);
-    if (f.primary && !['uuid', 'integer', 'bigint', 'string'].includes(f.type)) add(`${at}.type`, `a primary key must be uuid, integer, bigint or string, got "${f.type}"`);
+    if (f.primary && !['uuid', 'integer', 'bigint', 'string'].includes(f.type))
+      add(`${at}.type`, `a primary key must be uuid, integer, bigint or string, got "${f.type}"`);
     if (f.primary && f.nullable) add(`${at}.nullable`, 'a primary key cannot be nullable');
     if (f.type === 'enum' && !f.values) add(at, 'an enum field needs "values"');
-    if (f.type !== 'enum' && f.values) add(`${at}.values`, `"values" only applies to enum fields, this one is "${f.type}"`);
-    if (f.max_length !== undefined && !['string', 'text'].includes(f.type)) add(`${at}.max_length`, `"max_length" only applies to string and text fields, this one is "${f.type}"`);
-    if (f.format !== undefined && f.type !== 'string') add(`${at}.format`, `"format" only applies to string fields, this one is "${f.type}"`);
+    if (f.type !== 'enum' && f.values)
+      add(`${at}.values`, `"values" only applies to enum fields, this one is "${f.type}"`);
+    if (f.max_length !== undefined && !['string', 'text'].includes(f.type))
+      add(`${at}.max_length`, `"max_length" only applies to string and text fields, this one is "${f.type}"`);
+    if (f.format !== undefined && f.type !== 'string')
+      add(`${at}.format`, `"format" only applies to string fields, this one is "${f.type}"`);
     for (const key of ['precision', 'scale'] as const) {
-      if (f[key] !== undefined && f.type !== 'decimal') add(`${at}.${key}`, `"${key}" only applies to decimal fields, this one is "${f.type}"`);
+      if (f[key] !== undefined && f.type !== 'decimal')
+        add(`${at}.${key}`, `"${key}" only applies to decimal fields, this one is "${f.type}"`);
     }
     if (f.type === 'decimal') {
       const { precision, scale } = decimalSize(f);
@@ -149,11 +163,19 @@ function semanticIssues(m: Manifest): ManifestIssue[] {
     if (RESERVED.has(name)) add(at, `"${name}" is reserved; choose another relation name`);
     if (name in m.fields) add(at, `relation "${name}" has the same name as a field`);
     const toOne = r.kind === 'many-to-one' || r.kind === 'one-to-one';
-    if (toOne && `${name}_id` in m.fields) add(at, `relation "${name}" needs the key "${name}_id", which is already a field`);
-    if (!toOne && r.nullable !== undefined) add(`${at}.nullable`, `"nullable" applies to to-one relations, this one is ${r.kind}`);
-    if (r.kind !== 'many-to-many' && r.ids_field !== undefined) add(`${at}.ids_field`, `"ids_field" applies to many-to-many relations, this one is ${r.kind}`);
-    if (r.kind === 'one-to-many' && !r.inverse) add(`${at}.inverse`, 'a one-to-many relation needs "inverse": the many-to-one relation on the target that points back');
-    if (r.on_delete === 'set null' && toOne && r.nullable === false) add(`${at}.on_delete`, '"set null" needs a nullable relation');
+    if (toOne && `${name}_id` in m.fields)
+      add(at, `relation "${name}" needs the key "${name}_id", which is already a field`);
+    if (!toOne && r.nullable !== undefined)
+      add(`${at}.nullable`, `"nullable" applies to to-one relations, this one is ${r.kind}`);
+    if (r.kind !== 'many-to-many' && r.ids_field !== undefined)
+      add(`${at}.ids_field`, `"ids_field" applies to many-to-many relations, this one is ${r.kind}`);
+    if (r.kind === 'one-to-many' && !r.inverse)
+      add(
+        `${at}.inverse`,
+        'a one-to-many relation needs "inverse": the many-to-one relation on the target that points back',
+      );
+    if (r.on_delete === 'set null' && toOne && r.nullable === false)
+      add(`${at}.on_delete`, '"set null" needs a nullable relation');
   }
   return issues;
 }
@@ -161,11 +183,16 @@ function semanticIssues(m: Manifest): ManifestIssue[] {
 /** A version column counts updates: an integer the system sets, starting at 1, on every record. */
 function versionIssues(f: FieldSpec, at: string, add: (path: string, message: string) => void): void {
   if (f.type !== 'integer') add(`${at}.version`, `"version" applies to integer fields, this one is "${f.type}"`);
-  if (f.primary) add(`${at}.version`, 'the primary key cannot be the version; add a separate integer field with "version": true');
-  if (f.nullable) add(`${at}.nullable`, 'a version field cannot be nullable: every record has a version, 1 when created');
+  if (f.primary)
+    add(`${at}.version`, 'the primary key cannot be the version; add a separate integer field with "version": true');
+  if (f.nullable)
+    add(`${at}.nullable`, 'a version field cannot be nullable: every record has a version, 1 when created');
   if (f.default !== undefined) add(`${at}.default`, 'a version field starts at 1 by itself; remove "default"');
   if (f.create === true || f.update === true) {
-    add(`${at}.${f.create === true ? 'create' : 'update'}`, 'a version field is set by the system, never by a body; remove "create" / "update"');
+    add(
+      `${at}.${f.create === true ? 'create' : 'update'}`,
+      'a version field is set by the system, never by a body; remove "create" / "update"',
+    );
   }
 }
 
@@ -179,17 +206,21 @@ function defaultProblem(f: FieldSpec): string | null {
     case 'date':
     case 'datetime':
       if (typeof value !== 'string') return `expected a string default for a ${f.type} field, got ${describe(value)}`;
-      if (f.max_length !== undefined && value.length > f.max_length) return `default is longer than max_length ${f.max_length}`;
+      if (f.max_length !== undefined && value.length > f.max_length)
+        return `default is longer than max_length ${f.max_length}`;
       return null;
     case 'decimal': {
-      if (typeof value !== 'string') return `expected a string default for a decimal field (decimals travel as strings, e.g. "0.00"), got ${describe(value)}`;
+      if (typeof value !== 'string')
+        return `expected a string default for a decimal field (decimals travel as strings, e.g. "0.00"), got ${describe(value)}`;
       const size = decimalSize(f);
       // A scale larger than the precision is reported on its own; no pattern can be built for it.
       if (size.scale > size.precision || new RegExp(decimalPattern(size)).test(value)) return null;
       return `${describe(value)} does not fit ${describeDecimal(size)}: ${decimalRule(size)}`;
     }
     case 'enum':
-      return typeof value === 'string' && f.values?.includes(value) ? null : `default must be one of ${JSON.stringify(f.values ?? [])}, got ${describe(value)}`;
+      return typeof value === 'string' && f.values?.includes(value)
+        ? null
+        : `default must be one of ${JSON.stringify(f.values ?? [])}, got ${describe(value)}`;
     case 'integer':
     case 'bigint':
       return Number.isInteger(value) ? null : `expected an integer default, got ${describe(value)}`;
@@ -207,7 +238,8 @@ function sizeHint(instancePath: string): string {
   if (/^\/fields\/[^/]+\/precision$/.test(instancePath)) {
     return ` (precision is the total number of digits, an integer from 1 to ${MAX_DECIMAL_PRECISION}: ${MAX_DECIMAL_PRECISION} is the most SQL Server and Oracle accept, so a manifest stays portable)`;
   }
-  if (/^\/fields\/[^/]+\/scale$/.test(instancePath)) return ' (scale is the number of digits after the point, an integer from 0 to the precision)';
+  if (/^\/fields\/[^/]+\/scale$/.test(instancePath))
+    return ' (scale is the number of digits after the point, an integer from 0 to the precision)';
   return '';
 }
 
@@ -225,7 +257,9 @@ function toJsonPath(pointer: string): string {
       .split('/')
       .slice(1)
       .map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .map((key) => (/^\d+$/.test(key) ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`))
+      .map((key) =>
+        /^\d+$/.test(key) ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`,
+      )
       .join('')
   );
 }

@@ -17,7 +17,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PACKAGED, PACKAGED_MARKER, REPO_ROOT } from './repo.js';
 import type { RuntimeTarball } from './runtime-tarball.js';
-import { cachedPack, hashFiles, listFiles, pack, tarballStem, VendorBuildError, type VendorTarball } from './vendor-tarball.js';
+import {
+  cachedPack,
+  hashFiles,
+  listFiles,
+  pack,
+  tarballStem,
+  VendorBuildError,
+  type VendorTarball,
+} from './vendor-tarball.js';
 
 export const CLI_PACKAGE = '@core/cli';
 const ENTRY = 'generator/cli/main.ts';
@@ -26,7 +34,10 @@ const TEMPLATE_MANIFEST = 'fixtures/specs/tasks.resource.json';
 const REQUIRED_AT_RUN_TIME = ['ts-morph'];
 
 /** The CLI package for the current sources and the given runtime tarball. */
-export async function cliTarball(runtime: RuntimeTarball, onStep: (line: string) => void = () => {}): Promise<VendorTarball> {
+export async function cliTarball(
+  runtime: RuntimeTarball,
+  onStep: (line: string) => void = () => {},
+): Promise<VendorTarball> {
   if (PACKAGED) return repack();
   const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
   const sources = [
@@ -42,7 +53,7 @@ export async function cliTarball(runtime: RuntimeTarball, onStep: (line: string)
 
 async function fill(dir: string, version: string, runtime: RuntimeTarball): Promise<void> {
   const esbuild = await import('esbuild');
-  let metafile;
+  let metafile: import('esbuild').Metafile;
   try {
     ({ metafile } = await esbuild.build({
       absWorkingDir: REPO_ROOT,
@@ -65,7 +76,9 @@ async function fill(dir: string, version: string, runtime: RuntimeTarball): Prom
   } finally {
     await esbuild.stop();
   }
-  const imported = Object.values(metafile.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path));
+  const imported = Object.values(metafile.outputs).flatMap((output) =>
+    output.imports.filter((i) => i.external).map((i) => i.path),
+  );
   const dependencies = pinned([...imported, ...REQUIRED_AT_RUN_TIME]);
 
   cpSync(join(REPO_ROOT, 'templates'), join(dir, 'templates'), { recursive: true });
@@ -102,7 +115,8 @@ await import('../dist/core.mjs');
 
 /** Package names of the bundle's imports (`typebox/compile` → `typebox`), at this repository's pinned versions. */
 function pinned(imports: readonly string[]): Record<string, string> {
-  const read = (file: string) => JSON.parse(readFileSync(join(REPO_ROOT, file), 'utf8')) as Record<string, Record<string, string> | undefined>;
+  const read = (file: string) =>
+    JSON.parse(readFileSync(join(REPO_ROOT, file), 'utf8')) as Record<string, Record<string, string> | undefined>;
   const root = read('package.json');
   const runtime = read('runtime/package.json');
   const versions = { ...runtime.dependencies, ...root.devDependencies, ...root.dependencies };
@@ -111,7 +125,10 @@ function pinned(imports: readonly string[]): Record<string, string> {
     if (spec.startsWith('node:')) continue;
     const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
     const version = versions[name];
-    if (!version) throw new VendorBuildError(`the CLI imports ${name}, which neither package.json of the repository pins; add it there`);
+    if (!version)
+      throw new VendorBuildError(
+        `the CLI imports ${name}, which neither package.json of the repository pins; add it there`,
+      );
     out[name] = version;
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));

@@ -99,7 +99,8 @@ export class DevServer {
       process.off('exit', kill);
       if (this.child !== child) return; // stopped on purpose
       this.child = null;
-      if (!this.stopped) this.options.say(`The server exited (${signal ?? `code ${code}`}); it starts again when a file changes.`);
+      if (!this.stopped)
+        this.options.say(`The server exited (${signal ?? `code ${code}`}); it starts again when a file changes.`);
     });
   }
 
@@ -120,7 +121,9 @@ export class DevServer {
     const watchTree = (dir: string): boolean => {
       const path = join(root, dir);
       if (!existsSync(path)) return false;
-      this.watchers.push(watch(path, { recursive: true }, (_event, file) => this.onChange(project(join(path, file?.toString() ?? '')))));
+      this.watchers.push(
+        watch(path, { recursive: true }, (_event, file) => this.onChange(project(join(path, file?.toString() ?? '')))),
+      );
       return true;
     };
     watchTree('src');
@@ -161,7 +164,8 @@ export class DevServer {
       const holders = busyHolders(this.options.root);
       if (holders.length > 0) {
         const waitingFor = holders.map((h) => `core ${h.command}`).join(', ');
-        if (waitingFor !== this.waitingFor) this.options.say(`Waiting for ${waitingFor} to finish (the server is stopped meanwhile)…`);
+        if (waitingFor !== this.waitingFor)
+          this.options.say(`Waiting for ${waitingFor} to finish (the server is stopped meanwhile)…`);
         this.waitingFor = waitingFor;
         await this.stopApp();
         // The marker's removal calls reload again; a command killed before it could remove its
@@ -181,11 +185,16 @@ export class DevServer {
         if (outcome !== 'applied') {
           if (outcome === 'data-loss') this.options.onDataLoss();
           else this.options.say('The migration step failed (see above).');
-          this.options.say(`${this.child ? 'The server keeps running the code it had' : 'The server stays stopped'}; save a file or run \`core migrate\` to try again.`);
+          this.options.say(
+            `${this.child ? 'The server keeps running the code it had' : 'The server stays stopped'}; save a file or run \`core migrate\` to try again.`,
+          );
           return;
         }
       }
-      const what = files.length === 0 ? 'a core command changed the project' : `${files[0]}${files.length > 1 ? ` and ${files.length - 1} more` : ''} changed`;
+      const what =
+        files.length === 0
+          ? 'a core command changed the project'
+          : `${files[0]}${files.length > 1 ? ` and ${files.length - 1} more` : ''} changed`;
       this.options.say(`Reloading (${what})…`);
       await this.stopApp();
       if (!this.stopped) this.spawnApp();

@@ -59,14 +59,21 @@ function crossIssues(loaded: readonly LoadedManifest[]): ManifestError[] {
   const add = (at: LoadedManifest, issue: ManifestIssue) => issues.set(at, [...(issues.get(at) ?? []), issue]);
   for (const entry of loaded) {
     const other = byName.get(entry.manifest.name);
-    if (other) add(entry, { path: '$.name', message: `"${entry.manifest.name}" is already the name of ${other.path}; each resource needs its own table name` });
+    if (other)
+      add(entry, {
+        path: '$.name',
+        message: `"${entry.manifest.name}" is already the name of ${other.path}; each resource needs its own table name`,
+      });
     else byName.set(entry.manifest.name, entry);
   }
   const known = [...byName.keys()].sort();
   for (const entry of loaded) {
     for (const [name, relation] of Object.entries(entry.manifest.relations ?? {})) {
       if (!byName.has(relation.target)) {
-        add(entry, { path: `$.relations.${name}.target`, message: `no resource named "${relation.target}" (known: ${known.join(', ')}); create it with \`core startapp ${relation.target}\`` });
+        add(entry, {
+          path: `$.relations.${name}.target`,
+          message: `no resource named "${relation.target}" (known: ${known.join(', ')}); create it with \`core startapp ${relation.target}\``,
+        });
       }
     }
   }

@@ -39,6 +39,8 @@ export async function applyPendingMigrations(root: string): Promise<'applied' | 
 /** Absolute path of the project's tsx CLI script (run with this Node, no shell or .cmd shim). */
 export function tsxCli(root: string): string {
   const dir = join(root, 'node_modules', 'tsx');
-  const { bin } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { bin: string | Record<string, string> };
+  const { bin } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    bin: string | Record<string, string>;
+  };
   return join(dir, typeof bin === 'string' ? bin : bin['tsx']!);
 }

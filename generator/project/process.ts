@@ -17,7 +17,12 @@ export class SpawnError extends Error {
     cause: unknown,
   ) {
     const code = (cause as NodeJS.ErrnoException).code;
-    super(code === 'ENOENT' ? `${command} was not found on PATH; install it (it comes with Node.js) and try again` : `could not start ${command}: ${(cause as Error).message}`, { cause });
+    super(
+      code === 'ENOENT'
+        ? `${command} was not found on PATH; install it (it comes with Node.js) and try again`
+        : `could not start ${command}: ${(cause as Error).message}`,
+      { cause },
+    );
     this.name = 'SpawnError';
   }
 }

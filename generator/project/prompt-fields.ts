@@ -34,7 +34,9 @@ export async function promptFields(module: string): Promise<Record<string, Field
         name: 'name',
         message: 'Field name',
         validate: (value: string) =>
-          value === '' || (NAME.test(value) && value !== 'id' && !(value in fields)) ? true : 'lower snake_case, not "id" and not used yet',
+          value === '' || (NAME.test(value) && value !== 'id' && !(value in fields))
+            ? true
+            : 'lower snake_case, not "id" and not used yet',
       })
     ).trim();
     if (name === '') return fields;
@@ -47,7 +49,14 @@ export async function promptFields(module: string): Promise<Record<string, Field
     });
     const field: FieldSpec = { type };
     if (type === 'string') {
-      field.max_length = await ask<number>({ type: 'number', name: 'max', message: 'Maximum length', initial: 255, min: 1, max: 65535 });
+      field.max_length = await ask<number>({
+        type: 'number',
+        name: 'max',
+        message: 'Maximum length',
+        initial: 255,
+        min: 1,
+        max: 65535,
+      });
     }
     if (type === 'enum') {
       // The `list` prompt answers with the parts already split at the separator.
@@ -64,7 +73,8 @@ export async function promptFields(module: string): Promise<Record<string, Field
       field.nullable = true;
       field.default = null;
     }
-    if (await ask<boolean>({ type: 'confirm', name: 'unique', message: 'Unique?', initial: false })) field.unique = true;
+    if (await ask<boolean>({ type: 'confirm', name: 'unique', message: 'Unique?', initial: false }))
+      field.unique = true;
     fields[name] = field;
   }
 }

@@ -11,8 +11,13 @@ import { fileURLToPath } from 'node:url';
 
 function findRepoRoot(start: string): string {
   for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'templates')) && (existsSync(join(dir, 'runtime', 'package.json')) || existsSync(join(dir, PACKAGED_MARKER)))) return dir;
-    if (dirname(dir) === dir) throw new Error(`cannot find the Core repository (templates/ and runtime/) above ${start}`);
+    if (
+      existsSync(join(dir, 'templates')) &&
+      (existsSync(join(dir, 'runtime', 'package.json')) || existsSync(join(dir, PACKAGED_MARKER)))
+    )
+      return dir;
+    if (dirname(dir) === dir)
+      throw new Error(`cannot find the Core repository (templates/ and runtime/) above ${start}`);
   }
 }
 

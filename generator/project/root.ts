@@ -30,7 +30,10 @@ export function findProjectRoot(from: string = process.cwd()): string {
 function dependsOnRuntime(file: string): boolean {
   if (!existsSync(file)) return false;
   try {
-    const json = JSON.parse(readFileSync(file, 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    const json = JSON.parse(readFileSync(file, 'utf8')) as {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
     return Boolean(json.dependencies?.[RUNTIME_PACKAGE] ?? json.devDependencies?.[RUNTIME_PACKAGE]);
   } catch {
     return false; // a broken package.json elsewhere is not ours to judge

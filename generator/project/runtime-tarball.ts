@@ -18,7 +18,12 @@ export type RuntimeTarball = VendorTarball;
 
 const RUNTIME = join(REPO_ROOT, 'runtime');
 /** Everything the built package depends on besides `runtime/src`. */
-const CONFIG_FILES = ['runtime/package.json', 'runtime/tsconfig.json', 'runtime/tsconfig.build.json', 'tsconfig.base.json'];
+const CONFIG_FILES = [
+  'runtime/package.json',
+  'runtime/tsconfig.json',
+  'runtime/tsconfig.build.json',
+  'tsconfig.base.json',
+];
 
 interface RuntimeManifest {
   name: string;
@@ -49,7 +54,9 @@ async function build(packageDir: string): Promise<void> {
   );
   if (code !== 0) {
     const first = `${stdout}\n${stderr}`.split('\n').find((line) => /error TS\d+/.test(line)) ?? stderr.trim();
-    throw new VendorBuildError(`could not build the runtime package (tsc exited with ${code}): ${first.trim() || 'no output'}`);
+    throw new VendorBuildError(
+      `could not build the runtime package (tsc exited with ${code}): ${first.trim() || 'no output'}`,
+    );
   }
   writeFileSync(join(packageDir, 'package.json'), readFileSync(join(RUNTIME, 'package.json')));
   for (const extra of ['README.md', 'LICENSE']) {

@@ -14,8 +14,17 @@ export const TEMPLATE_MANIFEST = repoPath('fixtures', 'specs', 'tasks.resource.j
 export const SCHEMA_REF = '../resource.schema.json';
 
 /** The resource-level keys for a module: `order_items` → table `order_items`, entity `OrderItem`, prefix `/order_items`. */
-export function resourceHeader(module: string): Pick<Manifest, '$schema' | 'name' | 'entity' | 'prefix' | 'tags' | 'expose_schemas'> {
-  return { $schema: SCHEMA_REF, name: module, entity: pascal(singular(module)), prefix: `/${module}`, tags: [module], expose_schemas: true };
+export function resourceHeader(
+  module: string,
+): Pick<Manifest, '$schema' | 'name' | 'entity' | 'prefix' | 'tags' | 'expose_schemas'> {
+  return {
+    $schema: SCHEMA_REF,
+    name: module,
+    entity: pascal(singular(module)),
+    prefix: `/${module}`,
+    tags: [module],
+    expose_schemas: true,
+  };
 }
 
 export function minimalManifest(module: string): Manifest {
@@ -25,7 +34,15 @@ export function minimalManifest(module: string): Manifest {
 /** The task resource's fields under this module's names (for `tasks` it is the starter manifest as is). */
 export function templateManifest(module: string): Manifest {
   const seed = JSON.parse(readFileSync(TEMPLATE_MANIFEST, 'utf8')) as Manifest;
-  const { $schema: _ignored, name: _name, entity: _entity, prefix: _prefix, tags: _tags, expose_schemas: _expose, ...rest } = seed;
+  const {
+    $schema: _ignored,
+    name: _name,
+    entity: _entity,
+    prefix: _prefix,
+    tags: _tags,
+    expose_schemas: _expose,
+    ...rest
+  } = seed;
   return { ...resourceHeader(module), ...rest };
 }
 

@@ -9,7 +9,18 @@
  * runs never see half a file.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { capture } from './process.js';
@@ -80,10 +91,17 @@ export async function cachedPack(options: PackOptions): Promise<VendorTarball> {
 /** `npm pack` of a folder into `destination`; returns the tarball's path. */
 export async function pack(packageDir: string, destination: string, packageName: string): Promise<string> {
   // --ignore-scripts: a `prepack` script would rebuild from sources that are not in the folder.
-  const { code, stdout, stderr } = await capture('npm', ['pack', packageDir, '--pack-destination', destination, '--ignore-scripts', '--json'], {
-    cwd: destination,
-  });
-  if (code !== 0) throw new VendorBuildError(`npm pack of ${packageName} failed (exit ${code}): ${stderr.trim().split('\n').pop() ?? ''}`);
+  const { code, stdout, stderr } = await capture(
+    'npm',
+    ['pack', packageDir, '--pack-destination', destination, '--ignore-scripts', '--json'],
+    {
+      cwd: destination,
+    },
+  );
+  if (code !== 0)
+    throw new VendorBuildError(
+      `npm pack of ${packageName} failed (exit ${code}): ${stderr.trim().split('\n').pop() ?? ''}`,
+    );
   const [entry] = JSON.parse(stdout) as { filename: string }[];
   if (!entry) throw new VendorBuildError(`npm pack of ${packageName} printed no file name`);
   return join(destination, entry.filename);

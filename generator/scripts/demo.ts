@@ -19,7 +19,11 @@ const base = `http://${host}:${port}`;
 
 /** Runs `core …` in `cwd`, streaming its output; exits on failure. */
 function runCore(args: string[], cwd: string): string {
-  const result = spawnSync(process.execPath, [core, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [core, ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   if (result.status !== 0) {
     process.stderr.write(result.stdout ?? '');
     console.error(`demo: \`core ${args.join(' ')}\` failed (exit ${result.status})`);
@@ -32,12 +36,16 @@ if (!existsSync(join(project, 'src/apps/tasks/tasks.resource.json'))) {
   mkdirSync(parent, { recursive: true });
   if (!existsSync(join(project, 'package.json'))) {
     console.log(`Creating the demo project in ${project} …`);
-    spawnSync(process.execPath, [core, 'init', 'demo'], { cwd: parent, stdio: 'inherit' }).status === 0 || process.exit(1);
+    spawnSync(process.execPath, [core, 'init', 'demo'], { cwd: parent, stdio: 'inherit' }).status === 0 ||
+      process.exit(1);
   }
   console.log(runCore(['startapp', 'tasks', '--template'], project));
 }
 
-const server: ChildProcess = spawn(process.execPath, [core, 'run', '--host', host, '--port', String(port)], { cwd: project, stdio: 'inherit' });
+const server: ChildProcess = spawn(process.execPath, [core, 'run', '--host', host, '--port', String(port)], {
+  cwd: project,
+  stdio: 'inherit',
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => server.kill(signal));
 server.once('exit', (code) => process.exit(code ?? 0));
 

@@ -51,7 +51,11 @@ export class AppException extends Error {
 
 /** 422: input that fails validation (also raised by the search engine before any SQL). */
 export class ValidationError extends AppException {
-  constructor(message: string = ERROR_CODES.VALIDATION_ERROR.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
+  constructor(
+    message: string = ERROR_CODES.VALIDATION_ERROR.message,
+    details: ErrorDetail[] = [],
+    options?: { cause?: unknown },
+  ) {
     super('VALIDATION_ERROR', message, details, options);
   }
 }
@@ -77,7 +81,11 @@ export class NotFoundError extends AppException {
 export class MethodNotAllowedError extends AppException {
   readonly allow: readonly string[];
 
-  constructor(allow: readonly string[], message: string = ERROR_CODES.METHOD_NOT_ALLOWED.message, details: ErrorDetail[] = []) {
+  constructor(
+    allow: readonly string[],
+    message: string = ERROR_CODES.METHOD_NOT_ALLOWED.message,
+    details: ErrorDetail[] = [],
+  ) {
     super('METHOD_NOT_ALLOWED', message, details);
     this.allow = allow;
   }
@@ -85,7 +93,11 @@ export class MethodNotAllowedError extends AppException {
 
 /** 409: a unique or foreign-key constraint was violated. */
 export class ConflictError extends AppException {
-  constructor(message: string = ERROR_CODES.CONFLICT.message, details: ErrorDetail[] = [], options?: { cause?: unknown }) {
+  constructor(
+    message: string = ERROR_CODES.CONFLICT.message,
+    details: ErrorDetail[] = [],
+    options?: { cause?: unknown },
+  ) {
     super('CONFLICT', message, details, options);
   }
 }
@@ -102,7 +114,11 @@ export class ServiceUnavailableError extends AppException {
   /** Seconds a client should wait before trying again, sent as `Retry-After` when known. */
   readonly retryAfter: number | undefined;
 
-  constructor(message: string = ERROR_CODES.SERVICE_UNAVAILABLE.message, details: ErrorDetail[] = [], retryAfter?: number) {
+  constructor(
+    message: string = ERROR_CODES.SERVICE_UNAVAILABLE.message,
+    details: ErrorDetail[] = [],
+    retryAfter?: number,
+  ) {
     super('SERVICE_UNAVAILABLE', message, details);
     this.retryAfter = retryAfter;
   }

@@ -12,7 +12,12 @@ import { describeFixtureApp, SECRET } from './helpers.js';
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** A JWT built by hand, to send what `signToken` never produces. */
-function craftToken(header: Record<string, unknown>, payload: Record<string, unknown>, key: string | null, hmac = 'sha256'): string {
+function craftToken(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  key: string | null,
+  hmac = 'sha256',
+): string {
   const head = `${b64(header)}.${b64(payload)}`;
   const signature = key === null ? '' : createHmac(hmac, Buffer.from(key, 'utf8')).update(head).digest('base64url');
   return `${head}.${signature}`;
@@ -57,7 +62,11 @@ describeFixtureApp('authentication and permissions', (ctx) => {
 
   it('the bearer header and the access_token cookie both authenticate', async () => {
     const admin = ctx.token(['admin']);
-    const variants: Record<string, string>[] = [{ authorization: `Bearer ${admin}` }, { authorization: `bearer ${admin}` }, { cookie: `theme=dark; access_token=${admin}` }];
+    const variants: Record<string, string>[] = [
+      { authorization: `Bearer ${admin}` },
+      { authorization: `bearer ${admin}` },
+      { cookie: `theme=dark; access_token=${admin}` },
+    ];
     for (const headers of variants) {
       const res = await call('GET', '/tasks/', headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(200);
@@ -76,7 +85,10 @@ describeFixtureApp('authentication and permissions', (ctx) => {
     ['alg none, with a signature', () => craftToken({ alg: 'none', typ: 'JWT' }, ADMIN_CLAIMS, SECRET)],
     ['HS512 with the right secret', () => craftToken({ alg: 'HS512', typ: 'JWT' }, ADMIN_CLAIMS, SECRET, 'sha512')],
     ['HS384 with the right secret', () => craftToken({ alg: 'HS384', typ: 'JWT' }, ADMIN_CLAIMS, SECRET, 'sha384')],
-    ['HS256 header over an HS512 signature', () => craftToken({ alg: 'HS256', typ: 'JWT' }, ADMIN_CLAIMS, SECRET, 'sha512')],
+    [
+      'HS256 header over an HS512 signature',
+      () => craftToken({ alg: 'HS256', typ: 'JWT' }, ADMIN_CLAIMS, SECRET, 'sha512'),
+    ],
     ['roles a string', () => craftToken({ alg: 'HS256', typ: 'JWT' }, { sub: 'a', roles: 'admin' }, SECRET)],
     ['roles with a number', () => craftToken({ alg: 'HS256', typ: 'JWT' }, { sub: 'a', roles: ['admin', 1] }, SECRET)],
     ['roles an object', () => craftToken({ alg: 'HS256', typ: 'JWT' }, { sub: 'a', roles: { admin: true } }, SECRET)],
@@ -85,7 +97,10 @@ describeFixtureApp('authentication and permissions', (ctx) => {
     ['empty bearer', () => ''],
   ])('a token %s → 401 on every guarded route, by header and by cookie', async (_what, make) => {
     const token = make();
-    const variants: Record<string, string>[] = [{ authorization: `Bearer ${token}` }, ...(token ? [{ cookie: `access_token=${token}` }] : [])];
+    const variants: Record<string, string>[] = [
+      { authorization: `Bearer ${token}` },
+      ...(token ? [{ cookie: `access_token=${token}` }] : []),
+    ];
     for (const headers of variants) {
       const res = await call('GET', '/tasks/', headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
@@ -94,7 +109,12 @@ describeFixtureApp('authentication and permissions', (ctx) => {
       if (token.length > 10) expect(res.body).not.toContain(token);
     }
     const before = await ctx.countTasks();
-    const write = await ctx.app.inject({ method: 'POST', url: '/tasks/', headers: { authorization: `Bearer ${token}` }, payload: { title: 'nope' } });
+    const write = await ctx.app.inject({
+      method: 'POST',
+      url: '/tasks/',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { title: 'nope' },
+    });
     expect(write.statusCode).toBe(401);
     expect(await ctx.countTasks()).toBe(before);
   });
@@ -124,7 +144,8 @@ describeFixtureApp('authentication and permissions', (ctx) => {
     for (const [method, path, action] of ROUTES) {
       const res = await call(method, path, { authorization });
       expect(res.statusCode, `${method} ${path}`).toBe(expected[action]);
-      if (res.statusCode === 403) expect(res.json()).toMatchObject({ success: false, data: null, error: { code: 'FORBIDDEN' } });
+      if (res.statusCode === 403)
+        expect(res.json()).toMatchObject({ success: false, data: null, error: { code: 'FORBIDDEN' } });
     }
   });
 
@@ -144,12 +165,18 @@ describeFixtureApp('authentication and permissions', (ctx) => {
   });
 
   it('a bad token is a 401 even when a valid cookie is also sent (the header wins)', async () => {
-    const res = await call('GET', '/tasks/', { authorization: 'Bearer nope', cookie: `access_token=${ctx.token(['admin'])}` });
+    const res = await call('GET', '/tasks/', {
+      authorization: 'Bearer nope',
+      cookie: `access_token=${ctx.token(['admin'])}`,
+    });
     expect(res.statusCode).toBe(401);
   });
 
   it('an Authorization header of another scheme is not a credential: the cookie is used', async () => {
-    const res = await call('GET', '/tasks/', { authorization: 'Basic dXNlcjpwYXNz', cookie: `access_token=${ctx.token(['admin'])}` });
+    const res = await call('GET', '/tasks/', {
+      authorization: 'Basic dXNlcjpwYXNz',
+      cookie: `access_token=${ctx.token(['admin'])}`,
+    });
     expect(res.statusCode).toBe(200);
   });
 

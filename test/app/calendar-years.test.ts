@@ -16,10 +16,26 @@ const REFUSED: [string, Json][] = [
 ];
 
 const ACCEPTED: [string, Json, Json][] = [
-  ['the first day', { born_on: '0001-01-01', starts_at: '0001-01-01T00:00:00Z' }, { born_on: '0001-01-01', starts_at: '0001-01-01T00:00:00.000Z' }],
-  ['a year below 100', { born_on: '0050-06-01', starts_at: '0099-12-31T23:59:59.5+00:00' }, { born_on: '0050-06-01', starts_at: '0099-12-31T23:59:59.500Z' }],
-  ['west of UTC on the first day', { starts_at: '0001-01-01T00:00:00-05:00' }, { starts_at: '0001-01-01T05:00:00.000Z' }],
-  ['the last day', { born_on: '9999-12-31', starts_at: '9999-12-31T23:59:59.999Z' }, { born_on: '9999-12-31', starts_at: '9999-12-31T23:59:59.999Z' }],
+  [
+    'the first day',
+    { born_on: '0001-01-01', starts_at: '0001-01-01T00:00:00Z' },
+    { born_on: '0001-01-01', starts_at: '0001-01-01T00:00:00.000Z' },
+  ],
+  [
+    'a year below 100',
+    { born_on: '0050-06-01', starts_at: '0099-12-31T23:59:59.5+00:00' },
+    { born_on: '0050-06-01', starts_at: '0099-12-31T23:59:59.500Z' },
+  ],
+  [
+    'west of UTC on the first day',
+    { starts_at: '0001-01-01T00:00:00-05:00' },
+    { starts_at: '0001-01-01T05:00:00.000Z' },
+  ],
+  [
+    'the last day',
+    { born_on: '9999-12-31', starts_at: '9999-12-31T23:59:59.999Z' },
+    { born_on: '9999-12-31', starts_at: '9999-12-31T23:59:59.999Z' },
+  ],
 ];
 
 describeValuesApp('dates and date-times in the years 0001 to 9999', (ctx) => {
@@ -35,7 +51,11 @@ describeValuesApp('dates and date-times in the years 0001 to 9999', (ctx) => {
   it.each(REFUSED)('PUT and PATCH with %s → 422 naming the field, the row unchanged', async (_name, fields) => {
     const created = await ctx.create('/samples/', sample({ born_on: '2024-06-11' }));
     for (const method of ['PUT', 'PATCH']) {
-      const res = await ctx.request({ method, url: `/samples/${created.id as string}`, payload: { code: created.code, starts_at: created.starts_at, ...fields } });
+      const res = await ctx.request({
+        method,
+        url: `/samples/${created.id as string}`,
+        payload: { code: created.code, starts_at: created.starts_at, ...fields },
+      });
       expect(res.statusCode, `${method} ${res.body}`).toBe(422);
       expect(res.json().error.details).toEqual([expect.objectContaining({ path: Object.keys(fields)[0] })]);
     }
@@ -49,9 +69,16 @@ describeValuesApp('dates and date-times in the years 0001 to 9999', (ctx) => {
     const read = await ctx.request({ method: 'GET', url: `/samples/${created.id as string}` });
     expect(read.json().data).toMatchObject(expected);
     for (const [field, value] of Object.entries(fields)) {
-      const res = await ctx.request({ method: 'POST', url: '/samples/search', payload: { filters: [{ field, op: 'eq', value }] } });
+      const res = await ctx.request({
+        method: 'POST',
+        url: '/samples/search',
+        payload: { filters: [{ field, op: 'eq', value }] },
+      });
       expect(res.statusCode, res.body).toBe(200);
-      expect((res.json().data as Json[]).map((row) => row.id), `${field} eq ${String(value)}`).toEqual([created.id]);
+      expect(
+        (res.json().data as Json[]).map((row) => row.id),
+        `${field} eq ${String(value)}`,
+      ).toEqual([created.id]);
     }
   });
 
@@ -67,7 +94,9 @@ describeValuesApp('dates and date-times in the years 0001 to 9999', (ctx) => {
     ]) {
       const { status, body } = await search(filter);
       expect(status).toBe(422);
-      expect((body.error as { details: Json[] }).details).toEqual([expect.objectContaining({ path: 'filters[0].value', reason: 'invalid_value' })]);
+      expect((body.error as { details: Json[] }).details).toEqual([
+        expect.objectContaining({ path: 'filters[0].value', reason: 'invalid_value' }),
+      ]);
     }
     for (const [filter, ids] of [
       [{ field: 'born_on', op: 'lt', value: '0100-01-01' }, [created.id]],
@@ -84,9 +113,16 @@ describeValuesApp('dates and date-times in the years 0001 to 9999', (ctx) => {
     const introspected = await ctx.request({ method: 'POST', url: '/samples/?schema=true', payload: {} });
     const openapi = await ctx.request({ method: 'GET', url: '/docs/json' });
     expect(openapi.statusCode).toBe(200);
-    const components = (openapi.json() as { components: { schemas: Record<string, { properties: Record<string, Json> }> } }).components.schemas;
-    const create = Object.values(components).find((s) => s.properties?.['external_ref'] && s.properties['code'] && !s.properties['id'])!;
-    for (const published of [(introspected.json().data as { properties: Record<string, Json> }).properties, create.properties]) {
+    const components = (
+      openapi.json() as { components: { schemas: Record<string, { properties: Record<string, Json> }> } }
+    ).components.schemas;
+    const create = Object.values(components).find(
+      (s) => s.properties?.['external_ref'] && s.properties['code'] && !s.properties['id'],
+    )!;
+    for (const published of [
+      (introspected.json().data as { properties: Record<string, Json> }).properties,
+      create.properties,
+    ]) {
       expect(published['starts_at']).toMatchObject({ format: 'date-time', pattern: expect.any(String) });
       expect(published['born_on']).toMatchObject({ format: 'date', pattern: expect.any(String) });
       const startsAt = Compile(published['starts_at'] as never);

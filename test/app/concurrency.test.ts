@@ -47,15 +47,22 @@ interface Answer {
 
 function get(agent: http.Agent, port: number, path: string, token: string): Promise<Omit<Answer, 'role'>> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const vary = res.headers['vary'];
-        resolve({ status: res.statusCode ?? 0, vary: Array.isArray(vary) ? vary.join(', ') : vary, body: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path, agent, headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const vary = res.headers['vary'];
+          resolve({
+            status: res.statusCode ?? 0,
+            vary: Array.isArray(vary) ? vary.join(', ') : vary,
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -71,7 +78,8 @@ describeFixtureApp(
   (ctx) => {
     it(`${REQUESTS} requests, three roles, 20 sockets: no leak of fields or Vary, every scope disposed`, async () => {
       const tasks: TaskJson[] = [];
-      for (let i = 0; i < 8; i++) tasks.push(await ctx.createTask({ title: `task ${i}`, assignee_email: `person${i}@example.com` }));
+      for (let i = 0; i < 8; i++)
+        tasks.push(await ctx.createTask({ title: `task ${i}`, assignee_email: `person${i}@example.com` }));
 
       await ctx.app.listen({ port: 0, host: '127.0.0.1' });
       const { port } = ctx.app.server.address() as AddressInfo;
@@ -105,7 +113,8 @@ describeFixtureApp(
         const rows = (Array.isArray(data) ? data : [data]) as Record<string, unknown>[];
         if (a.status !== 200) problems.push(`#${i} ${a.role}: status ${a.status}`);
         if (restricted && a.body.includes('assignee_email')) problems.push(`#${i} ${a.role}: saw assignee_email`);
-        if (!restricted && !rows.every((row) => typeof row['assignee_email'] === 'string')) problems.push(`#${i} admin: assignee_email missing`);
+        if (!restricted && !rows.every((row) => typeof row['assignee_email'] === 'string'))
+          problems.push(`#${i} admin: assignee_email missing`);
         if (restricted && a.vary !== 'Authorization, Cookie') problems.push(`#${i} ${a.role}: Vary ${String(a.vary)}`);
         if (!restricted && a.vary !== undefined) problems.push(`#${i} admin: Vary ${a.vary}`);
       }

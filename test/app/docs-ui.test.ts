@@ -25,7 +25,11 @@ describeFixtureApp('the docs UI', (ctx) => {
     expect(Number(css.headers['content-length'])).toBe(css.rawPayload.length);
     expect(css.headers['etag']).toBeTruthy();
 
-    const again = await ctx.request('anonymous', { method: 'GET', url: '/docs/static/swagger-ui.css', headers: { 'if-none-match': String(css.headers['etag']) } });
+    const again = await ctx.request('anonymous', {
+      method: 'GET',
+      url: '/docs/static/swagger-ui.css',
+      headers: { 'if-none-match': String(css.headers['etag']) },
+    });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
 
@@ -66,7 +70,10 @@ describeFixtureApp('the docs UI', (ctx) => {
         success: false,
         message: 'No route matches this URL.',
         data: null,
-        error: { code: 'NOT_FOUND', details: [{ path: 'url', message: 'No route matches this URL.', reason: 'unknown_route' }] },
+        error: {
+          code: 'NOT_FOUND',
+          details: [{ path: 'url', message: 'No route matches this URL.', reason: 'unknown_route' }],
+        },
       });
     }
   });

@@ -43,7 +43,10 @@ defineModel(Memo, {
 
 class MemoIn extends ContextSchema {
   static override readonly __model__ = 'memos';
-  static override readonly fields = Type.Object({ code: Type.String({ maxLength: 100 }), text: Type.String({ maxLength: 200 }) });
+  static override readonly fields = Type.Object({
+    code: Type.String({ maxLength: 100 }),
+    text: Type.String({ maxLength: 200 }),
+  });
 }
 type MemoInput = SchemaInput<typeof MemoIn>;
 
@@ -76,7 +79,8 @@ class MemoRouter extends BaseRouter<MemoInput, MemoInput> {
 /** What a plugin or a dependency may throw from inside a Core route. */
 const THROWN: Record<string, () => unknown> = {
   // Fastify's own 5xx errors carry a code and a message naming internals.
-  'fastify-500': () => Object.assign(new Error('select secret_column from users'), { code: 'FST_ERR_SOMETHING', statusCode: 500 }),
+  'fastify-500': () =>
+    Object.assign(new Error('select secret_column from users'), { code: 'FST_ERR_SOMETHING', statusCode: 500 }),
   'plugin-502': () => Object.assign(new Error('upstream 10.0.0.7:5432 refused'), { statusCode: 502 }),
   'plugin-503': () => Object.assign(new Error('pool of 10.0.0.7 exhausted'), { statusCode: 503 }),
   // A 4xx the table does not have, with a message that quotes the input.
@@ -102,7 +106,11 @@ async function configure(app: FastifyInstance): Promise<void> {
 }
 
 /** The envelope, exactly as the error table says it must be for this status. */
-function expectEnvelope(res: LightMyRequestResponse, status: number, code: string): { message: string; details: { path: string; message: string; reason?: string }[] } {
+function expectEnvelope(
+  res: LightMyRequestResponse,
+  status: number,
+  code: string,
+): { message: string; details: { path: string; message: string; reason?: string }[] } {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   const body = res.json();
@@ -119,35 +127,125 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 describeFixtureApp(
   'every error answers the envelope',
   (ctx) => {
-    const cases: { what: string; method: 'GET' | 'POST' | 'DELETE'; url: string; headers?: Record<string, string>; payload?: string; status: number; code: string }[] = [
+    const cases: {
+      what: string;
+      method: 'GET' | 'POST' | 'DELETE';
+      url: string;
+      headers?: Record<string, string>;
+      payload?: string;
+      status: number;
+      code: string;
+    }[] = [
       { what: 'an unknown route', method: 'GET', url: '/no-such-route', status: 404, code: 'NOT_FOUND' },
       { what: 'an unknown route under a resource', method: 'GET', url: '/tasks/a/b', status: 404, code: 'NOT_FOUND' },
-      { what: 'a method the URL does not serve', method: 'DELETE', url: '/tasks/', status: 405, code: 'METHOD_NOT_ALLOWED' },
+      {
+        what: 'a method the URL does not serve',
+        method: 'DELETE',
+        url: '/tasks/',
+        status: 405,
+        code: 'METHOD_NOT_ALLOWED',
+      },
       { what: 'a 5,000-character id', method: 'GET', url: `/tasks/${LONG}`, status: 414, code: 'URI_TOO_LONG' },
-      { what: 'bad percent-encoding under a resource', method: 'GET', url: '/tasks/%zz', status: 400, code: 'BAD_REQUEST' },
+      {
+        what: 'bad percent-encoding under a resource',
+        method: 'GET',
+        url: '/tasks/%zz',
+        status: 400,
+        code: 'BAD_REQUEST',
+      },
       { what: 'bad percent-encoding elsewhere', method: 'GET', url: '/%E0%A4%A', status: 400, code: 'BAD_REQUEST' },
-      { what: 'malformed JSON', method: 'POST', url: '/tasks/', headers: JSON_TYPE, payload: '{"title":', status: 400, code: 'BAD_REQUEST' },
+      {
+        what: 'malformed JSON',
+        method: 'POST',
+        url: '/tasks/',
+        headers: JSON_TYPE,
+        payload: '{"title":',
+        status: 400,
+        code: 'BAD_REQUEST',
+      },
       // The router's own 404 route reads bodies too.
-      { what: 'malformed JSON to an unknown route', method: 'POST', url: '/tasks/a/b', headers: JSON_TYPE, payload: '{"title":', status: 400, code: 'BAD_REQUEST' },
-      { what: 'a body that is not JSON', method: 'POST', url: '/tasks/', headers: { 'content-type': 'text/plain' }, payload: '{"title":"x"}', status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-      { what: 'a body over 1 MiB', method: 'POST', url: '/tasks/', headers: JSON_TYPE, payload: JSON.stringify({ title: 'x'.repeat(1024 * 1024) }), status: 413, code: 'PAYLOAD_TOO_LARGE' },
+      {
+        what: 'malformed JSON to an unknown route',
+        method: 'POST',
+        url: '/tasks/a/b',
+        headers: JSON_TYPE,
+        payload: '{"title":',
+        status: 400,
+        code: 'BAD_REQUEST',
+      },
+      {
+        what: 'a body that is not JSON',
+        method: 'POST',
+        url: '/tasks/',
+        headers: { 'content-type': 'text/plain' },
+        payload: '{"title":"x"}',
+        status: 415,
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+      },
+      {
+        what: 'a body over 1 MiB',
+        method: 'POST',
+        url: '/tasks/',
+        headers: JSON_TYPE,
+        payload: JSON.stringify({ title: 'x'.repeat(1024 * 1024) }),
+        status: 413,
+        code: 'PAYLOAD_TOO_LARGE',
+      },
       { what: 'a missing record', method: 'GET', url: `/tasks/${ID}`, status: 404, code: 'NOT_FOUND' },
-      { what: 'an id that is not a uuid', method: 'GET', url: '/tasks/not-a-uuid', status: 422, code: 'VALIDATION_ERROR' },
-      { what: 'a query parameter of the wrong type', method: 'GET', url: '/tasks/?limit=many', status: 422, code: 'VALIDATION_ERROR' },
+      {
+        what: 'an id that is not a uuid',
+        method: 'GET',
+        url: '/tasks/not-a-uuid',
+        status: 422,
+        code: 'VALIDATION_ERROR',
+      },
+      {
+        what: 'a query parameter of the wrong type',
+        method: 'GET',
+        url: '/tasks/?limit=many',
+        status: 422,
+        code: 'VALIDATION_ERROR',
+      },
       { what: "Fastify's own 500", method: 'GET', url: '/raise/fastify-500', status: 500, code: 'INTERNAL_ERROR' },
       { what: "a plugin's 502", method: 'GET', url: '/raise/plugin-502', status: 500, code: 'INTERNAL_ERROR' },
       { what: 'a thrown string', method: 'GET', url: '/raise/thrown-string', status: 500, code: 'INTERNAL_ERROR' },
       { what: "a plugin's 503", method: 'GET', url: '/raise/plugin-503', status: 503, code: 'SERVICE_UNAVAILABLE' },
-      { what: "a plugin's 429, which the table does not have", method: 'GET', url: '/raise/plugin-429', status: 400, code: 'BAD_REQUEST' },
-      { what: 'a ServiceUnavailableError', method: 'GET', url: '/raise/unavailable-unknown', status: 503, code: 'SERVICE_UNAVAILABLE' },
-      { what: 'an AppException without details', method: 'GET', url: '/raise/bare-app-exception', status: 409, code: 'CONFLICT' },
+      {
+        what: "a plugin's 429, which the table does not have",
+        method: 'GET',
+        url: '/raise/plugin-429',
+        status: 400,
+        code: 'BAD_REQUEST',
+      },
+      {
+        what: 'a ServiceUnavailableError',
+        method: 'GET',
+        url: '/raise/unavailable-unknown',
+        status: 503,
+        code: 'SERVICE_UNAVAILABLE',
+      },
+      {
+        what: 'an AppException without details',
+        method: 'GET',
+        url: '/raise/bare-app-exception',
+        status: 409,
+        code: 'CONFLICT',
+      },
     ];
-    it.each(cases)('$what → $status $code, in the envelope', async ({ method, url, headers, payload, status, code }) => {
-      const res = await ctx.request('admin', { method, url, headers: headers ?? {}, ...(payload === undefined ? {} : { payload }) });
-      expectEnvelope(res, status, code);
-      // Nothing internal, and nothing of the URL.
-      expect(res.body).not.toMatch(/secret|10\.0\.0\.7|qqqq|%zz|FST_ERR|Error:/);
-    });
+    it.each(cases)(
+      '$what → $status $code, in the envelope',
+      async ({ method, url, headers, payload, status, code }) => {
+        const res = await ctx.request('admin', {
+          method,
+          url,
+          headers: headers ?? {},
+          ...(payload === undefined ? {} : { payload }),
+        });
+        expectEnvelope(res, status, code);
+        // Nothing internal, and nothing of the URL.
+        expect(res.body).not.toMatch(/secret|10\.0\.0\.7|qqqq|%zz|FST_ERR|Error:/);
+      },
+    );
 
     it('401 and 403 point at the credential: the Authorization header, or the cookie it came in', async () => {
       const cases = [
@@ -161,14 +259,21 @@ describeFixtureApp(
       for (const [headers, status, path] of cases) {
         const res = await ctx.app.inject({ method: 'POST', url: '/tasks/', headers, payload: { title: 'x' } });
         const { details } = expectEnvelope(res, status, status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN');
-        expect(details.map((d) => d.path), JSON.stringify(headers)).toEqual([path]);
+        expect(
+          details.map((d) => d.path),
+          JSON.stringify(headers),
+        ).toEqual([path]);
       }
       expect(await ctx.countTasks()).toBe(0);
     });
 
     it('404 for a missing record points at params.id and does not quote the id', async () => {
       for (const method of ['GET', 'PUT', 'PATCH', 'DELETE'] as const) {
-        const res = await ctx.request('admin', { method, url: `/tasks/${ID}`, ...(method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {}) });
+        const res = await ctx.request('admin', {
+          method,
+          url: `/tasks/${ID}`,
+          ...(method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {}),
+        });
         const { message, details } = expectEnvelope(res, 404, 'NOT_FOUND');
         expect(details).toEqual([{ path: 'params.id', message, reason: 'not_found' }]);
         expect(res.body).not.toContain(ID);
@@ -206,7 +311,12 @@ describeFixtureApp(
     });
 
     it('405 comes before the body is read: PUT /tasks/ with a malformed body', async () => {
-      const res = await ctx.request('admin', { method: 'PUT', url: '/tasks/', headers: { 'content-type': 'application/json' }, payload: '{"title":' });
+      const res = await ctx.request('admin', {
+        method: 'PUT',
+        url: '/tasks/',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"title":',
+      });
       expectEnvelope(res, 405, 'METHOD_NOT_ALLOWED');
       expect(res.headers.allow).toBe('GET, HEAD, POST');
     });
@@ -223,7 +333,11 @@ describeFixtureApp(
       const missing = await ctx.request('admin', { method: 'GET', url: '/memos/search' });
       expect(expectEnvelope(missing, 404, 'NOT_FOUND').details[0]!.path).toBe('params.id');
 
-      const created = await ctx.request('admin', { method: 'POST', url: '/memos/', payload: { code: 'search', text: 'a memo called search' } });
+      const created = await ctx.request('admin', {
+        method: 'POST',
+        url: '/memos/',
+        payload: { code: 'search', text: 'a memo called search' },
+      });
       expect(created.statusCode, created.body).toBe(201);
       const read = await ctx.request('admin', { method: 'GET', url: '/memos/search' });
       expect(read.statusCode).toBe(200);
@@ -234,16 +348,25 @@ describeFixtureApp(
       expect(empty.headers.allow).toBe('GET, HEAD, POST');
     });
 
-    it.each(['GET', 'PUT', 'PATCH', 'DELETE'] as const)('414: %s with a 5,000-character id, naming params.id, quoting nothing', async (method) => {
-      const { result: res, sql } = await ctx.countSql(() =>
-        ctx.request('admin', { method, url: `/tasks/${LONG}?x=1`, ...(method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {}) }),
-      );
-      const { details } = expectEnvelope(res, 414, 'URI_TOO_LONG');
-      expect(details).toEqual([{ path: 'params.id', message: 'params.id is longer than 100 characters.', reason: 'too_long' }]);
-      expect(res.body).not.toContain('qqqq');
-      expect(res.body.length).toBeLessThan(400);
-      expect(sql).toEqual([]);
-    });
+    it.each(['GET', 'PUT', 'PATCH', 'DELETE'] as const)(
+      '414: %s with a 5,000-character id, naming params.id, quoting nothing',
+      async (method) => {
+        const { result: res, sql } = await ctx.countSql(() =>
+          ctx.request('admin', {
+            method,
+            url: `/tasks/${LONG}?x=1`,
+            ...(method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {}),
+          }),
+        );
+        const { details } = expectEnvelope(res, 414, 'URI_TOO_LONG');
+        expect(details).toEqual([
+          { path: 'params.id', message: 'params.id is longer than 100 characters.', reason: 'too_long' },
+        ]);
+        expect(res.body).not.toContain('qqqq');
+        expect(res.body.length).toBeLessThan(400);
+        expect(sql).toEqual([]);
+      },
+    );
 
     it('414 and 400 for the URL over a real socket', async () => {
       const address = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
@@ -256,7 +379,9 @@ describeFixtureApp(
 
       const bad = await fetch(`${address}/tasks/%zz`);
       expect(bad.status).toBe(400);
-      expect(await bad.json()).toMatchObject({ error: { code: 'BAD_REQUEST', details: [{ path: 'url', reason: 'invalid_url' }] } });
+      expect(await bad.json()).toMatchObject({
+        error: { code: 'BAD_REQUEST', details: [{ path: 'url', reason: 'invalid_url' }] },
+      });
     });
 
     it('503 from a ServiceUnavailableError that knows when: Retry-After', async () => {
@@ -274,7 +399,10 @@ describeFixtureApp(
           success: false,
           message: 'Internal server error.',
           data: null,
-          error: { code: 'INTERNAL_ERROR', details: [{ path: '', message: 'Internal server error.', reason: 'internal_error' }] },
+          error: {
+            code: 'INTERNAL_ERROR',
+            details: [{ path: '', message: 'Internal server error.', reason: 'internal_error' }],
+          },
         });
       }
     });

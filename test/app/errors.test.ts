@@ -34,7 +34,10 @@ class Tag extends Base {
 }
 
 defineModel(Tag, {
-  id: p.uuid().primary().onCreate(() => randomUUID()),
+  id: p
+    .uuid()
+    .primary()
+    .onCreate(() => randomUUID()),
   name: p.string().length(60).unique(),
 });
 
@@ -92,7 +95,11 @@ async function configure(app: FastifyInstance): Promise<void> {
 }
 
 /** The error envelope, exactly: keys, `data: null`, a code and details that each have a path. */
-function expectError(res: LightMyRequestResponse, status: number, code: string): { message: string; details: { path: string; message: string; reason?: string }[] } {
+function expectError(
+  res: LightMyRequestResponse,
+  status: number,
+  code: string,
+): { message: string; details: { path: string; message: string; reason?: string }[] } {
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   const body = res.json();
@@ -115,7 +122,12 @@ describeFixtureApp(
 
     it('400 BAD_REQUEST: malformed JSON, nothing written', async () => {
       for (const payload of ['{"title":', '{title: "x"}', '{"title":"x"}}', "{'title':'x'}"]) {
-        const res = await ctx.request('admin', { method: 'POST', url: '/tasks/', headers: { 'content-type': 'application/json' }, payload });
+        const res = await ctx.request('admin', {
+          method: 'POST',
+          url: '/tasks/',
+          headers: { 'content-type': 'application/json' },
+          payload,
+        });
         const { message, details } = expectError(res, 400, 'BAD_REQUEST');
         expect(message).toBe('The body is not valid JSON.');
         expect(details).toEqual([{ path: '', message, reason: 'invalid_json' }]);
@@ -124,15 +136,26 @@ describeFixtureApp(
     });
 
     it('401 UNAUTHENTICATED: no credential on a guarded route', async () => {
-      for (const [method, url] of [['GET', '/tasks/'], ['POST', '/tags/']] as const) {
-        const res = await ctx.request('anonymous', { method, url, ...(method === 'POST' ? { payload: { name: 'x' } } : {}) });
-        expect(expectError(res, 401, 'UNAUTHENTICATED').details).toEqual([expect.objectContaining({ path: 'headers.authorization', reason: 'credentials_required' })]);
+      for (const [method, url] of [
+        ['GET', '/tasks/'],
+        ['POST', '/tags/'],
+      ] as const) {
+        const res = await ctx.request('anonymous', {
+          method,
+          url,
+          ...(method === 'POST' ? { payload: { name: 'x' } } : {}),
+        });
+        expect(expectError(res, 401, 'UNAUTHENTICATED').details).toEqual([
+          expect.objectContaining({ path: 'headers.authorization', reason: 'credentials_required' }),
+        ]);
       }
     });
 
     it('403 FORBIDDEN: an action the role lacks', async () => {
       const res = await ctx.request('viewer', { method: 'POST', url: '/tasks/', payload: { title: 'x' } });
-      expect(expectError(res, 403, 'FORBIDDEN').details).toEqual([expect.objectContaining({ path: 'headers.authorization', reason: 'permission_denied' })]);
+      expect(expectError(res, 403, 'FORBIDDEN').details).toEqual([
+        expect.objectContaining({ path: 'headers.authorization', reason: 'permission_denied' }),
+      ]);
       // The editor may do anything to tasks, nothing to tags.
       expectError(await ctx.request('editor', { method: 'GET', url: '/tags/' }), 403, 'FORBIDDEN');
       expect(await ctx.countTasks()).toBe(0);
@@ -147,10 +170,16 @@ describeFixtureApp(
       ['GET', '/tasks/a/b'],
       ['GET', '/tags/00000000-0000-4000-8000-000000000000'],
     ] as const)('404 NOT_FOUND: %s %s (a missing record or route)', async (method, url) => {
-      const res = await ctx.request('admin', { method, url, ...(method === 'PATCH' ? { payload: { title: 'x' } } : {}) });
+      const res = await ctx.request('admin', {
+        method,
+        url,
+        ...(method === 'PATCH' ? { payload: { title: 'x' } } : {}),
+      });
       const { details } = expectError(res, 404, 'NOT_FOUND');
       // A missing record is the id in the URL; an unknown route is the URL itself, never quoted.
-      expect(details).toEqual([expect.objectContaining({ path: url.startsWith('/nope') || url.endsWith('/b') ? 'url' : 'params.id' })]);
+      expect(details).toEqual([
+        expect.objectContaining({ path: url.startsWith('/nope') || url.endsWith('/b') ? 'url' : 'params.id' }),
+      ]);
       expect(res.body).not.toContain(url);
     });
 
@@ -161,7 +190,9 @@ describeFixtureApp(
       ['GET', '/tags/search', 'POST'],
     ] as const)('405 METHOD_NOT_ALLOWED: %s %s, with Allow: %s', async (method, url, allow) => {
       const res = await ctx.request('admin', { method, url });
-      expect(expectError(res, 405, 'METHOD_NOT_ALLOWED').details).toEqual([expect.objectContaining({ path: 'method' })]);
+      expect(expectError(res, 405, 'METHOD_NOT_ALLOWED').details).toEqual([
+        expect.objectContaining({ path: 'method' }),
+      ]);
       expect(res.headers.allow).toBe(allow);
     });
 
@@ -179,27 +210,48 @@ describeFixtureApp(
       const first = await ctx.request('admin', { method: 'POST', url: '/tags/', payload: { name } });
       expect(first.statusCode).toBe(201);
       const dup = await ctx.request('admin', { method: 'POST', url: '/tags/', payload: { name } });
-      expect(expectError(dup, 409, 'CONFLICT').details).toEqual([expect.objectContaining({ path: 'name', reason: 'unique' })]);
+      expect(expectError(dup, 409, 'CONFLICT').details).toEqual([
+        expect.objectContaining({ path: 'name', reason: 'unique' }),
+      ]);
       expect(dup.body).not.toContain(name);
 
       const other = await ctx.request('admin', { method: 'POST', url: '/tags', payload: { name: 'other' } });
-      const clash = await ctx.request('admin', { method: 'PATCH', url: `/tags/${other.json().data.id}`, payload: { name } });
+      const clash = await ctx.request('admin', {
+        method: 'PATCH',
+        url: `/tags/${other.json().data.id}`,
+        payload: { name },
+      });
       expectError(clash, 409, 'CONFLICT');
       expect(clash.body).not.toContain(name);
       // Nothing half-written: the second tag still has its own name.
       const list = await ctx.request('admin', { method: 'GET', url: '/tags/' });
-      expect(list.json().data.map((t: { name: string }) => t.name).sort()).toEqual(['other', name]);
+      expect(
+        list
+          .json()
+          .data.map((t: { name: string }) => t.name)
+          .sort(),
+      ).toEqual(['other', name]);
     });
 
     it('413 PAYLOAD_TOO_LARGE: a body over 1 MiB, nothing written', async () => {
       const payload = JSON.stringify({ title: 'big', description: 'x'.repeat(1024 * 1024) });
       for (const url of ['/tasks/', '/tags/']) {
-        const res = await ctx.request('admin', { method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
+        const res = await ctx.request('admin', {
+          method: 'POST',
+          url,
+          headers: { 'content-type': 'application/json' },
+          payload,
+        });
         expect(expectError(res, 413, 'PAYLOAD_TOO_LARGE').details).toEqual([expect.objectContaining({ path: '' })]);
       }
       // Just under the limit is parsed (and then fails validation on the 1024-character column).
       const under = JSON.stringify({ title: 'big', description: 'x'.repeat(1024 * 1024 - 64) });
-      const res = await ctx.request('admin', { method: 'POST', url: '/tasks/', headers: { 'content-type': 'application/json' }, payload: under });
+      const res = await ctx.request('admin', {
+        method: 'POST',
+        url: '/tasks/',
+        headers: { 'content-type': 'application/json' },
+        payload: under,
+      });
       expectError(res, 422, 'VALIDATION_ERROR');
       expect(await ctx.countTasks()).toBe(0);
     });
@@ -211,8 +263,15 @@ describeFixtureApp(
       ['application/jsonx'],
       ['application/json-patch+json'],
     ])('415 UNSUPPORTED_MEDIA_TYPE: %s carrying JSON, nothing written', async (contentType) => {
-      const res = await ctx.request('admin', { method: 'POST', url: '/tasks/', headers: { 'content-type': contentType }, payload: '{"title":"smuggled"}' });
-      expect(expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE').details).toEqual([expect.objectContaining({ path: 'headers.content-type' })]);
+      const res = await ctx.request('admin', {
+        method: 'POST',
+        url: '/tasks/',
+        headers: { 'content-type': contentType },
+        payload: '{"title":"smuggled"}',
+      });
+      expect(expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE').details).toEqual([
+        expect.objectContaining({ path: 'headers.content-type' }),
+      ]);
       expect(await ctx.countTasks()).toBe(0);
     });
 
@@ -224,7 +283,11 @@ describeFixtureApp(
       ['DELETE', '/tasks/not-a-uuid'],
     ] as const)('422 VALIDATION_ERROR: %s %s (id not a UUID), no SQL', async (method, url) => {
       const { result: res, sql } = await ctx.countSql(() =>
-        ctx.request('admin', { method, url, ...(method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {}) }),
+        ctx.request('admin', {
+          method,
+          url,
+          ...(method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {}),
+        }),
       );
       const { details } = expectError(res, 422, 'VALIDATION_ERROR');
       expect(details).toEqual([expect.objectContaining({ path: 'params.id' })]);
@@ -242,7 +305,12 @@ describeFixtureApp(
       [null, ''],
     ])('422 VALIDATION_ERROR: body %j, with the path %j, no SQL', async (body, path) => {
       const { result: res, sql } = await ctx.countSql(() =>
-        ctx.request('admin', { method: 'POST', url: '/tasks/', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) }),
+        ctx.request('admin', {
+          method: 'POST',
+          url: '/tasks/',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+        }),
       );
       const { details } = expectError(res, 422, 'VALIDATION_ERROR');
       expect(details.map((d) => d.path)).toContain(path);
@@ -251,8 +319,14 @@ describeFixtureApp(
 
     it('422 on PATCH: a present field with a wrong type', async () => {
       const task = await ctx.createTask({ title: 'x' });
-      const res = await ctx.request('admin', { method: 'PATCH', url: `/tasks/${task.id}`, payload: { is_completed: 'yes' } });
-      expect(expectError(res, 422, 'VALIDATION_ERROR').details).toEqual([expect.objectContaining({ path: 'is_completed' })]);
+      const res = await ctx.request('admin', {
+        method: 'PATCH',
+        url: `/tasks/${task.id}`,
+        payload: { is_completed: 'yes' },
+      });
+      expect(expectError(res, 422, 'VALIDATION_ERROR').details).toEqual([
+        expect.objectContaining({ path: 'is_completed' }),
+      ]);
       expect(await ctx.readTask(task.id)).toEqual(task);
     });
 
@@ -264,7 +338,12 @@ describeFixtureApp(
         for (const url of ['/custom/boom', '/plain/boom']) {
           const res = await ctx.request('admin', { method: 'GET', url });
           expect(res.statusCode).toBe(500);
-          expect(res.json()).toEqual({ success: false, message: 'Internal server error.', data: null, error: { code: 'INTERNAL_ERROR', details: INTERNAL_DETAILS } });
+          expect(res.json()).toEqual({
+            success: false,
+            message: 'Internal server error.',
+            data: null,
+            error: { code: 'INTERNAL_ERROR', details: INTERNAL_DETAILS },
+          });
           expect(res.body).not.toMatch(/secret_column|Error|at .*\.ts/);
         }
       } finally {
@@ -277,7 +356,12 @@ describeFixtureApp(
       process.env.ENVIRONMENT = 'production';
       try {
         const res = await ctx.request('admin', { method: 'GET', url: '/custom/boom' });
-        expect(res.json()).toEqual({ success: false, message: 'Internal server error.', data: null, error: { code: 'INTERNAL_ERROR', details: INTERNAL_DETAILS } });
+        expect(res.json()).toEqual({
+          success: false,
+          message: 'Internal server error.',
+          data: null,
+          error: { code: 'INTERNAL_ERROR', details: INTERNAL_DETAILS },
+        });
       } finally {
         if (saved === undefined) delete process.env.ENVIRONMENT;
         else process.env.ENVIRONMENT = saved;
@@ -286,4 +370,3 @@ describeFixtureApp(
   },
   { configure },
 );
-

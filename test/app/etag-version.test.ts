@@ -33,7 +33,9 @@ describePerDatabase('version column', ({ url }) => {
   let base = '';
 
   beforeAll(async () => {
-    const settings = loadSettings({ env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
+    const settings = loadSettings({
+      env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' },
+    });
     vi.stubEnv('SECRET_KEY', SECRET);
     try {
       app = await buildApp({ settings });
@@ -54,12 +56,22 @@ describePerDatabase('version column', ({ url }) => {
     await dbManager.db.orm.em.fork().getConnection().execute('delete from documents');
   });
 
-  async function call(method: string, path: string, options: { body?: unknown; ifMatch?: string; role?: 'admin' | 'editor' } = {}): Promise<Answer> {
+  async function call(
+    method: string,
+    path: string,
+    options: { body?: unknown; ifMatch?: string; role?: 'admin' | 'editor' } = {},
+  ): Promise<Answer> {
     const role = options.role ?? 'admin';
-    const headers: Record<string, string> = { authorization: `Bearer ${signToken({ sub: role, roles: [role] }, SECRET)}` };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${signToken({ sub: role, roles: [role] }, SECRET)}`,
+    };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
-    const res = await fetch(base + path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
     return { status: res.status, etag: res.headers.get('etag'), body: (await res.json()) as Answer['body'] };
   }
 
@@ -110,7 +122,10 @@ describePerDatabase('version column', ({ url }) => {
     for (const method of ['PUT', 'PATCH'] as const) {
       const res = await call(method, `/${doc.id}`, { body: { title: 'lost update' }, ifMatch: stale });
       expect(res.status).toBe(412);
-      expect(res.body.error).toMatchObject({ code: 'PRECONDITION_FAILED', details: [{ path: 'headers.if-match', reason: 'stale' }] });
+      expect(res.body.error).toMatchObject({
+        code: 'PRECONDITION_FAILED',
+        details: [{ path: 'headers.if-match', reason: 'stale' }],
+      });
     }
     const refused = await call('DELETE', `/${doc.id}`, { ifMatch: stale });
     expect(refused.status).toBe(412);
@@ -134,7 +149,9 @@ describePerDatabase('version column', ({ url }) => {
     } finally {
       off();
     }
-    const cas = sent.filter((q) => /^update .*documents.* set .*version.* = .*version.* \+ 1 where .*id.* = \? and .*version.* = \?/i.test(q.sql));
+    const cas = sent.filter((q) =>
+      /^update .*documents.* set .*version.* = .*version.* \+ 1 where .*id.* = \? and .*version.* = \?/i.test(q.sql),
+    );
     expect(cas).toHaveLength(1);
     expect(cas[0]!.params).toEqual([doc.id, 1]);
   });
@@ -143,7 +160,9 @@ describePerDatabase('version column', ({ url }) => {
     for (let round = 0; round < 5; round++) {
       const doc = await create(`race ${round}`);
       const { etag } = await read(doc.id);
-      const answers = await Promise.all(['a', 'b', 'c', 'd'].map((title) => call('PATCH', `/${doc.id}`, { body: { title }, ifMatch: etag })));
+      const answers = await Promise.all(
+        ['a', 'b', 'c', 'd'].map((title) => call('PATCH', `/${doc.id}`, { body: { title }, ifMatch: etag })),
+      );
       expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412, 412]);
       const winner = answers.find((a) => a.status === 200)!;
       const now = await read(doc.id);
@@ -154,7 +173,9 @@ describePerDatabase('version column', ({ url }) => {
 
   it('racing writers without If-Match all land, and no increment is lost', async () => {
     const doc = await create('counter');
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => call('PATCH', `/${doc.id}`, { body: { body: `write ${i}` } })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => call('PATCH', `/${doc.id}`, { body: { body: `write ${i}` } })),
+    );
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(new Set(answers.map((a) => a.body.data!.version))).toEqual(new Set([2, 3, 4, 5, 6, 7, 8, 9]));
     expect((await read(doc.id)).doc.version).toBe(9);

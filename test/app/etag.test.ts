@@ -131,7 +131,9 @@ describeFixtureApp('ETag and If-Match', (ctx) => {
     for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
       const res = await write(method, missing, latest, method === 'DELETE' ? undefined : { title: 'x' });
       expect(res.statusCode, method).toBe(404);
-      expect((await write(method, missing, '*', method === 'DELETE' ? undefined : { title: 'x' })).statusCode).toBe(404);
+      expect((await write(method, missing, '*', method === 'DELETE' ? undefined : { title: 'x' })).statusCode).toBe(
+        404,
+      );
     }
   });
 

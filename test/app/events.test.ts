@@ -34,11 +34,15 @@ describeFixtureApp('events through HTTP', (ctx) => {
   beforeEach(() => {
     timeline = [];
     delivered = [];
-    stops.push(ctx.db.onQuery((q) => timeline.push(`sql:${q.sql.trim().split(/\s+/)[0]!.replace(/;$/, '').toLowerCase()}`)));
+    stops.push(
+      ctx.db.onQuery((q) => timeline.push(`sql:${q.sql.trim().split(/\s+/)[0]!.replace(/;$/, '').toLowerCase()}`)),
+    );
     stops.push(
       ctx.kernel.dispatcher.subscribe('*', async (event) => {
         timeline.push(`event:${event.name}`);
-        const id = (event.payload as { id?: unknown; primaryKey?: unknown }).id ?? (event.payload as { primaryKey?: unknown }).primaryKey;
+        const id =
+          (event.payload as { id?: unknown; primaryKey?: unknown }).id ??
+          (event.payload as { primaryKey?: unknown }).primaryKey;
         let visible: boolean | null = null;
         if (typeof id === 'string' && !event.name.endsWith('.deleted')) {
           const rows = await ctx.db.select('select id from tasks where id = ?', [id]);
@@ -61,7 +65,11 @@ describeFixtureApp('events through HTTP', (ctx) => {
   };
 
   it('a create delivers the entity event, then the postCreate domain event, after the commit', async () => {
-    const res = await ctx.request('admin', { method: 'POST', url: '/tasks/', payload: { title: 'evented', assignee_email: 'e@example.com' } });
+    const res = await ctx.request('admin', {
+      method: 'POST',
+      url: '/tasks/',
+      payload: { title: 'evented', assignee_email: 'e@example.com' },
+    });
     expect(res.statusCode).toBe(201);
     const { id } = res.json().data;
 
@@ -116,7 +124,16 @@ describeFixtureApp('events through HTTP', (ctx) => {
 
     await ctx.request('admin', { method: 'PATCH', url: `/tasks/${task.id}`, payload: { priority: 'high' } });
     expect(delivered.map((d) => d.event)).toEqual([
-      { name: 'tasks.updated', payload: { change: 'updated', entity: 'Task', table: 'tasks', primaryKey: task.id, changedFields: ['priority'] } },
+      {
+        name: 'tasks.updated',
+        payload: {
+          change: 'updated',
+          entity: 'Task',
+          table: 'tasks',
+          primaryKey: task.id,
+          changedFields: ['priority'],
+        },
+      },
     ]);
     expect(commitBeforeFirstEvent()).toBeGreaterThan(timeline.indexOf('sql:update'));
 
@@ -124,7 +141,10 @@ describeFixtureApp('events through HTTP', (ctx) => {
     timeline.length = 0;
     await ctx.request('admin', { method: 'DELETE', url: `/tasks/${task.id}` });
     expect(delivered.map((d) => d.event)).toEqual([
-      { name: 'tasks.deleted', payload: { change: 'deleted', entity: 'Task', table: 'tasks', primaryKey: task.id, changedFields: [] } },
+      {
+        name: 'tasks.deleted',
+        payload: { change: 'deleted', entity: 'Task', table: 'tasks', primaryKey: task.id, changedFields: [] },
+      },
     ]);
     expect(commitBeforeFirstEvent()).toBeGreaterThan(timeline.indexOf('sql:delete'));
   });

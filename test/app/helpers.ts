@@ -10,7 +10,15 @@
  */
 import { afterAll, beforeAll, beforeEach, vi } from 'vitest';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { dbManager, Kernel, loadSettings, signToken, type Database, type QueryEvent, type Settings } from '@core/runtime';
+import {
+  dbManager,
+  Kernel,
+  loadSettings,
+  signToken,
+  type Database,
+  type QueryEvent,
+  type Settings,
+} from '@core/runtime';
 import { buildApp } from '../../fixtures/apps/tasks/src/main.js';
 import { countQueries, describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
@@ -65,7 +73,11 @@ export interface FixtureAppOptions {
  * `describe(title [db])` once per database, with `ctx` filled in before the first test. Inside, `ctx`
  * is only usable in hooks and tests (it is populated in `beforeAll`).
  */
-export function describeFixtureApp(title: string, body: (ctx: FixtureApp) => void, options: FixtureAppOptions = {}): void {
+export function describeFixtureApp(
+  title: string,
+  body: (ctx: FixtureApp) => void,
+  options: FixtureAppOptions = {},
+): void {
   describePerDatabase(title, ({ name: dbName, url }) => {
     const ctx = {} as { -readonly [K in keyof FixtureApp]: FixtureApp[K] };
 
@@ -107,7 +119,13 @@ export function describeFixtureApp(title: string, body: (ctx: FixtureApp) => voi
   });
 }
 
-function fixtureApi(dbName: DatabaseName, app: FastifyInstance, settings: Settings, kernel: Kernel, db: Database): FixtureApp {
+function fixtureApi(
+  dbName: DatabaseName,
+  app: FastifyInstance,
+  settings: Settings,
+  kernel: Kernel,
+  db: Database,
+): FixtureApp {
   const tokens = new Map<string, string>();
   const token = (roles: readonly string[], sub = 'tester'): string => {
     const key = `${sub}|${roles.join(',')}`;
@@ -115,10 +133,19 @@ function fixtureApi(dbName: DatabaseName, app: FastifyInstance, settings: Settin
     if (value === undefined) tokens.set(key, (value = signToken({ sub, roles }, settings.secretKey)));
     return value;
   };
-  const auth = (role: Role): Record<string, string> => (role === 'anonymous' ? {} : { authorization: `Bearer ${token([role], role)}` });
+  const auth = (role: Role): Record<string, string> =>
+    role === 'anonymous' ? {} : { authorization: `Bearer ${token([role], role)}` };
   const request = (role: Role, options: InjectOptions): Promise<LightMyRequestResponse> => {
-    const headers: Record<string, string> = { ...auth(role), ...(options.headers as Record<string, string> | undefined) };
-    if (typeof options.payload === 'object' && options.payload !== null && !Buffer.isBuffer(options.payload) && !headers['content-type']) {
+    const headers: Record<string, string> = {
+      ...auth(role),
+      ...(options.headers as Record<string, string> | undefined),
+    };
+    if (
+      typeof options.payload === 'object' &&
+      options.payload !== null &&
+      !Buffer.isBuffer(options.payload) &&
+      !headers['content-type']
+    ) {
       headers['content-type'] = 'application/json';
     }
     return app.inject({ ...options, headers });

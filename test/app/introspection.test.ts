@@ -56,14 +56,27 @@ describeFixtureApp(
       ['GET', '/tasks?schema=true', TASK_OUT],
       ['GET', '/tasks/:id?schema=true', TASK_OUT],
       ['POST', '/tasks/?schema=true', TASK_CREATE],
-      ['PUT', '/tasks/:id?schema=true', { title: 'TaskUpdate', type: 'object', properties: TASK_UPDATE_PROPERTIES, required: ['title'] }],
+      [
+        'PUT',
+        '/tasks/:id?schema=true',
+        { title: 'TaskUpdate', type: 'object', properties: TASK_UPDATE_PROPERTIES, required: ['title'] },
+      ],
       // A PATCH body requires nothing.
-      ['PATCH', '/tasks/:id?schema=true', { title: 'TaskUpdate', type: 'object', properties: TASK_UPDATE_PROPERTIES, required: [] }],
+      [
+        'PATCH',
+        '/tasks/:id?schema=true',
+        { title: 'TaskUpdate', type: 'object', properties: TASK_UPDATE_PROPERTIES, required: [] },
+      ],
     ] as const)('%s %s answers its JSON Schema', async (method, path, expected) => {
       const task = await ctx.createTask({ title: 'exists' });
       const res = await ctx.request('admin', { method, url: path.replace(':id', task.id) });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ success: true, message: 'Schema generated successfully', data: expected, meta: { restricted_fields: [] } });
+      expect(res.json()).toEqual({
+        success: true,
+        message: 'Schema generated successfully',
+        data: expected,
+        meta: { restricted_fields: [] },
+      });
     });
 
     it('POST /tasks/search?schema=true answers the SearchRequest schema', async () => {
@@ -73,19 +86,28 @@ describeFixtureApp(
       expect(body.message).toBe('Schema generated successfully');
       expect(body.meta).toEqual({ restricted_fields: [] });
       expect(body.data).toMatchObject({ title: 'SearchRequest', type: 'object', required: expect.any(Array) });
-      expect(Object.keys(body.data.properties)).toEqual(expect.arrayContaining(['filters', 'include', 'sort', 'limit', 'offset', 'cursor']));
+      expect(Object.keys(body.data.properties)).toEqual(
+        expect.arrayContaining(['filters', 'include', 'sort', 'limit', 'offset', 'cursor']),
+      );
       const sort = JSON.stringify(body.data.properties.sort);
       expect(sort).toContain('asc');
       expect(sort).toContain('desc');
     });
 
-    it('the viewer\'s search schema lists its restriction in meta', async () => {
+    it("the viewer's search schema lists its restriction in meta", async () => {
       const res = await ctx.request('viewer', { method: 'POST', url: '/tasks/search?schema=true' });
-      expect(res.json()).toMatchObject({ message: 'Schema generated successfully', data: { title: 'SearchRequest' }, meta: { restricted_fields: ['tasks.assignee_email'] } });
+      expect(res.json()).toMatchObject({
+        message: 'Schema generated successfully',
+        data: { title: 'SearchRequest' },
+        meta: { restricted_fields: ['tasks.assignee_email'] },
+      });
     });
 
     it('a view of a missing record still answers the schema (the handler does not run)', async () => {
-      const res = await ctx.request('admin', { method: 'GET', url: '/tasks/00000000-0000-4000-8000-000000000000?schema=true' });
+      const res = await ctx.request('admin', {
+        method: 'GET',
+        url: '/tasks/00000000-0000-4000-8000-000000000000?schema=true',
+      });
       expect(res.statusCode).toBe(200);
       expect(res.json().data.title).toBe('TaskOut');
     });
@@ -98,7 +120,9 @@ describeFixtureApp(
       ['POST', '/tasks/search?schema=true', { filters: [{ field: 'nope', op: 'eq', value: 1 }] }],
     ] as const)('%s %s with a body writes nothing and sends no SQL', async (method, path, payload) => {
       const task = await ctx.createTask({ title: 'original', priority: 'high' });
-      const { result: res, sql } = await ctx.countSql(() => ctx.request('admin', { method, url: path.replace(':id', task.id), payload }));
+      const { result: res, sql } = await ctx.countSql(() =>
+        ctx.request('admin', { method, url: path.replace(':id', task.id), payload }),
+      );
       expect(res.statusCode).toBe(200);
       expect(res.json().message).toBe('Schema generated successfully');
       expect(sql).toEqual([]);
@@ -108,7 +132,11 @@ describeFixtureApp(
 
     it('only schema=true introspects: schema=false and schema=1 run the handler', async () => {
       for (const flag of ['false', '1']) {
-        const res = await ctx.request('admin', { method: 'POST', url: `/tasks/?schema=${flag}`, payload: { title: `flag ${flag}` } });
+        const res = await ctx.request('admin', {
+          method: 'POST',
+          url: `/tasks/?schema=${flag}`,
+          payload: { title: `flag ${flag}` },
+        });
         expect(res.statusCode, flag).toBe(201);
         expect(res.json().message).toBe('Success');
       }
@@ -140,10 +168,18 @@ describeFixtureApp(
     });
 
     it('a router with exposeSchemas = false ignores schema=true: POST creates, PATCH updates', async () => {
-      const res = await ctx.request('admin', { method: 'POST', url: '/quiet-tasks/?schema=true', payload: { title: 'created anyway' } });
+      const res = await ctx.request('admin', {
+        method: 'POST',
+        url: '/quiet-tasks/?schema=true',
+        payload: { title: 'created anyway' },
+      });
       expect(res.statusCode).toBe(201);
       expect(res.headers['location']).toBe(`/quiet-tasks/${res.json().data.id}`);
-      const patched = await ctx.request('admin', { method: 'PATCH', url: `/quiet-tasks/${res.json().data.id}?schema=true`, payload: { priority: 'low' } });
+      const patched = await ctx.request('admin', {
+        method: 'PATCH',
+        url: `/quiet-tasks/${res.json().data.id}?schema=true`,
+        payload: { priority: 'low' },
+      });
       expect(patched.json().data).toMatchObject({ title: 'created anyway', priority: 'low' });
       expect(await ctx.countTasks()).toBe(1);
     });

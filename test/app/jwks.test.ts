@@ -11,7 +11,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dbManager, signToken, type PolicyDocument } from '@core/runtime';
 import { buildApp } from '../../fixtures/apps/tasks/src/main.js';
 import { describePerDatabase } from '../helpers/databases.js';
-import { AUDIENCE, ISSUER, inSeconds, JwksServer, makeKey, signWith, unsignedToken, type TestKey } from '../runtime/jwks-fixtures.js';
+import {
+  AUDIENCE,
+  ISSUER,
+  inSeconds,
+  JwksServer,
+  makeKey,
+  signWith,
+  unsignedToken,
+  type TestKey,
+} from '../runtime/jwks-fixtures.js';
 
 const SECRET = 'k'.repeat(48);
 
@@ -42,7 +51,13 @@ function describeJwksApp(
     let app: FastifyInstance;
     beforeAll(async () => {
       await beforeBuild?.();
-      const variables = { DATABASE_URL: url(), ENVIRONMENT: 'development', SECRET_KEY: SECRET, LOG_LEVEL: 'silent', ...env() };
+      const variables = {
+        DATABASE_URL: url(),
+        ENVIRONMENT: 'development',
+        SECRET_KEY: SECRET,
+        LOG_LEVEL: 'silent',
+        ...env(),
+      };
       for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
       try {
         app = await buildApp({ policies: POLICIES });
@@ -92,7 +107,8 @@ describe('identity-provider tokens: RS256/ES256, realm_access.roles', () => {
     }),
     (app) => {
       const list = (headers: Record<string, string> = {}) => app().inject({ method: 'GET', url: '/tasks/', headers });
-      const keycloak = (key: TestKey, roles: string[], claims: Record<string, unknown> = {}) => signWith(key, { realm_access: { roles }, ...claims });
+      const keycloak = (key: TestKey, roles: string[], claims: Record<string, unknown> = {}) =>
+        signWith(key, { realm_access: { roles }, ...claims });
 
       it('JWKS server down and no key cached → 503 with Retry-After, even where anonymous callers are allowed', async () => {
         const token = await keycloak(rsa, ['viewer']);
@@ -131,19 +147,54 @@ describe('identity-provider tokens: RS256/ES256, realm_access.roles', () => {
       });
 
       const refused: Array<{ name: string; token: () => Promise<string>; reason: string }> = [
-        { name: 'another issuer', token: () => keycloak(rsa, ['admin'], { iss: 'https://evil.example/realms/core' }), reason: 'invalid_issuer' },
-        { name: 'another audience', token: () => keycloak(rsa, ['admin'], { aud: 'someone-else' }), reason: 'invalid_audience' },
-        { name: 'expired (beyond the clock skew)', token: () => keycloak(ec, ['admin'], { exp: inSeconds(-60), iat: inSeconds(-600) }), reason: 'token_expired' },
-        { name: 'nbf in the future (beyond the clock skew)', token: () => keycloak(ec, ['admin'], { nbf: inSeconds(120) }), reason: 'token_not_yet_valid' },
+        {
+          name: 'another issuer',
+          token: () => keycloak(rsa, ['admin'], { iss: 'https://evil.example/realms/core' }),
+          reason: 'invalid_issuer',
+        },
+        {
+          name: 'another audience',
+          token: () => keycloak(rsa, ['admin'], { aud: 'someone-else' }),
+          reason: 'invalid_audience',
+        },
+        {
+          name: 'expired (beyond the clock skew)',
+          token: () => keycloak(ec, ['admin'], { exp: inSeconds(-60), iat: inSeconds(-600) }),
+          reason: 'token_expired',
+        },
+        {
+          name: 'nbf in the future (beyond the clock skew)',
+          token: () => keycloak(ec, ['admin'], { nbf: inSeconds(120) }),
+          reason: 'token_not_yet_valid',
+        },
         { name: 'signed by an unknown key', token: () => keycloak(makeKey('RS256'), ['admin']), reason: 'unknown_key' },
-        { name: "signed by an unknown key that reuses a published kid", token: () => keycloak(makeKey('RS256', rsa.kid), ['admin']), reason: 'invalid_signature' },
-        { name: 'HS256 signed with SECRET_KEY', token: async () => signToken({ sub: 'a', roles: ['admin'] }, SECRET), reason: 'invalid_algorithm' },
-        { name: 'alg none', token: async () => unsignedToken({ realm_access: { roles: ['admin'] } }, rsa.kid), reason: 'invalid_algorithm' },
-        { name: 'EdDSA (not in AUTH_ALGORITHMS)', token: () => keycloak(makeKey('EdDSA'), ['admin']), reason: 'invalid_algorithm' },
+        {
+          name: 'signed by an unknown key that reuses a published kid',
+          token: () => keycloak(makeKey('RS256', rsa.kid), ['admin']),
+          reason: 'invalid_signature',
+        },
+        {
+          name: 'HS256 signed with SECRET_KEY',
+          token: async () => signToken({ sub: 'a', roles: ['admin'] }, SECRET),
+          reason: 'invalid_algorithm',
+        },
+        {
+          name: 'alg none',
+          token: async () => unsignedToken({ realm_access: { roles: ['admin'] } }, rsa.kid),
+          reason: 'invalid_algorithm',
+        },
+        {
+          name: 'EdDSA (not in AUTH_ALGORITHMS)',
+          token: () => keycloak(makeKey('EdDSA'), ['admin']),
+          reason: 'invalid_algorithm',
+        },
       ];
-      it.each(refused)('refuses a token $name → 401 ($reason), even where anonymous callers are allowed', async ({ token, reason }) => {
-        expectEnvelope(await list(bearer(await token())), 401, 'UNAUTHENTICATED', reason);
-      });
+      it.each(refused)(
+        'refuses a token $name → 401 ($reason), even where anonymous callers are allowed',
+        async ({ token, reason }) => {
+          expectEnvelope(await list(bearer(await token())), 401, 'UNAUTHENTICATED', reason);
+        },
+      );
 
       it('the same token in the access_token cookie works too', async () => {
         const res = await list({ cookie: `access_token=${await keycloak(ec, ['viewer'])}` });
@@ -216,20 +267,45 @@ describe('identity-provider tokens: EdDSA, a namespaced roles claim, local token
 
       it('accepts an EdDSA token and reads roles from a claim whose name contains dots', async () => {
         const admin = await signWith(ed, { [ROLES]: ['admin'] });
-        const res = await app().inject({ method: 'POST', url: '/tasks/', headers: { ...bearer(admin), 'content-type': 'application/json' }, payload: { title: 'ed' } });
+        const res = await app().inject({
+          method: 'POST',
+          url: '/tasks/',
+          headers: { ...bearer(admin), 'content-type': 'application/json' },
+          payload: { title: 'ed' },
+        });
         expect(res.statusCode).toBe(201);
         // Dotted-path reading would look for {"https://core": {"example/roles": …}} and find nothing.
-        expectEnvelope(await app().inject({ method: 'DELETE', url: `/tasks/${res.json().data.id}`, headers: bearer(await signWith(ed, { roles: ['admin'] })) }), 403, 'FORBIDDEN');
+        expectEnvelope(
+          await app().inject({
+            method: 'DELETE',
+            url: `/tasks/${res.json().data.id}`,
+            headers: bearer(await signWith(ed, { roles: ['admin'] })),
+          }),
+          403,
+          'FORBIDDEN',
+        );
       });
 
       it('an audience list accepts a token for any of them', async () => {
-        expect((await list(await signWith(ed, { [ROLES]: ['viewer'], aud: ['account', AUDIENCE] }))).statusCode).toBe(200);
-        expectEnvelope(await list(await signWith(ed, { [ROLES]: ['viewer'], aud: 'account' })), 401, 'UNAUTHENTICATED', 'invalid_audience');
+        expect((await list(await signWith(ed, { [ROLES]: ['viewer'], aud: ['account', AUDIENCE] }))).statusCode).toBe(
+          200,
+        );
+        expectEnvelope(
+          await list(await signWith(ed, { [ROLES]: ['viewer'], aud: 'account' })),
+          401,
+          'UNAUTHENTICATED',
+          'invalid_audience',
+        );
       });
 
       it('with AUTH_ALLOW_LOCAL_TOKENS=true, HS256 tokens signed with SECRET_KEY still work; alg none and other HMACs do not', async () => {
         const local = signToken({ sub: 'dev', roles: ['admin'] }, SECRET);
-        const res = await app().inject({ method: 'POST', url: '/tasks/', headers: { ...bearer(local), 'content-type': 'application/json' }, payload: { title: 'local' } });
+        const res = await app().inject({
+          method: 'POST',
+          url: '/tasks/',
+          headers: { ...bearer(local), 'content-type': 'application/json' },
+          payload: { title: 'local' },
+        });
         expect(res.statusCode).toBe(201);
         expectEnvelope(await list(unsignedToken({ [ROLES]: ['admin'] })), 401, 'UNAUTHENTICATED', 'invalid_algorithm');
         const hs512 = `${Buffer.from(JSON.stringify({ alg: 'HS512', typ: 'JWT' })).toString('base64url')}.${Buffer.from('{}').toString('base64url')}.x`;
@@ -237,7 +313,12 @@ describe('identity-provider tokens: EdDSA, a namespaced roles claim, local token
       });
 
       it('an RS256 token is refused when only EdDSA is configured, though its key is published', async () => {
-        expectEnvelope(await list(await signWith(rs, { [ROLES]: ['admin'] })), 401, 'UNAUTHENTICATED', 'invalid_algorithm');
+        expectEnvelope(
+          await list(await signWith(rs, { [ROLES]: ['admin'] })),
+          401,
+          'UNAUTHENTICATED',
+          'invalid_algorithm',
+        );
       });
     },
   );

@@ -10,7 +10,11 @@ describeFixtureApp('a cursor over a long sort value', (ctx) => {
     // 1,000 four-byte characters: about 5,400 characters of cursor once encoded.
     for (const mark of ['a', 'b', 'c']) await ctx.createTask({ title: mark, description: mark + '🎉'.repeat(1000) });
     const search = (extra: Record<string, unknown>) =>
-      ctx.request('admin', { method: 'POST', url: '/tasks/search', payload: { sort: [{ field: 'description', order: 'asc' }], limit: 1, ...extra } });
+      ctx.request('admin', {
+        method: 'POST',
+        url: '/tasks/search',
+        payload: { sort: [{ field: 'description', order: 'asc' }], limit: 1, ...extra },
+      });
 
     const first = await search({});
     expect(first.statusCode).toBe(200);

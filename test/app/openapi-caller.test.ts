@@ -13,7 +13,7 @@ const operationIds = (document: Json): string[] =>
     .flatMap((item) => Object.values(item).map((operation) => String(operation['operationId'])))
     .sort();
 
-describeFixtureApp('the caller\'s OpenAPI document', (ctx) => {
+describeFixtureApp("the caller's OpenAPI document", (ctx) => {
   const documentOf = async (role: Role): Promise<Json> => {
     const res = await ctx.request(role, { method: 'GET', url: '/docs/json' });
     expect(res.statusCode).toBe(200);
@@ -21,7 +21,15 @@ describeFixtureApp('the caller\'s OpenAPI document', (ctx) => {
   };
 
   it('lists only the operations the caller may call', async () => {
-    expect(operationIds(await documentOf('admin'))).toEqual(['createTask', 'deleteTask', 'getTask', 'listTasks', 'replaceTask', 'searchTasks', 'updateTask']);
+    expect(operationIds(await documentOf('admin'))).toEqual([
+      'createTask',
+      'deleteTask',
+      'getTask',
+      'listTasks',
+      'replaceTask',
+      'searchTasks',
+      'updateTask',
+    ]);
     // The viewer holds tasks:view and tasks:listview only.
     expect(operationIds(await documentOf('viewer'))).toEqual(['getTask', 'listTasks', 'searchTasks']);
     // Without a credential: the shared document, every operation.

@@ -31,15 +31,30 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
 
   beforeAll(async () => {
     shared = new OpenApiConformance(await fetchDocument('anonymous'));
-    for (const caller of ['admin', 'viewer', 'editor', 'anonymous', 'bad-token'] as const) own.set(caller, new OpenApiConformance(await fetchDocument(caller), { callerDocument: caller !== 'anonymous' && caller !== 'bad-token' }));
+    for (const caller of ['admin', 'viewer', 'editor', 'anonymous', 'bad-token'] as const)
+      own.set(
+        caller,
+        new OpenApiConformance(await fetchDocument(caller), {
+          callerDocument: caller !== 'anonymous' && caller !== 'bad-token',
+        }),
+      );
   });
 
   /** Sends a request as `caller` and checks the response against both documents. */
   const send = async (caller: Caller, options: InjectOptions): Promise<LightMyRequestResponse> => {
-    const headers: Record<string, string> = { ...headersOf(caller), ...(options.headers as Record<string, string> | undefined) };
+    const headers: Record<string, string> = {
+      ...headersOf(caller),
+      ...(options.headers as Record<string, string> | undefined),
+    };
     if (typeof options.payload === 'object' && !headers['content-type']) headers['content-type'] = 'application/json';
     const res = await ctx.app.inject({ ...options, headers });
-    const observed = { method: String(options.method), url: String(options.url), status: res.statusCode, headers: res.headers as Record<string, string>, body: res.body };
+    const observed = {
+      method: String(options.method),
+      url: String(options.url),
+      status: res.statusCode,
+      headers: res.headers as Record<string, string>,
+      body: res.body,
+    };
     shared.check(observed);
     own.get(caller)!.check(observed);
     return res;
@@ -51,24 +66,50 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
     const paths = document['paths'] as Record<string, Record<string, Json>>;
     expect(Object.keys(paths)).toEqual(['/tasks', '/tasks/{id}', '/tasks/search']);
     const ids = Object.values(paths).flatMap((item) => Object.values(item).map((op) => op['operationId']));
-    expect(ids.sort()).toEqual(['createTask', 'deleteTask', 'getTask', 'listTasks', 'replaceTask', 'searchTasks', 'updateTask']);
+    expect(ids.sort()).toEqual([
+      'createTask',
+      'deleteTask',
+      'getTask',
+      'listTasks',
+      'replaceTask',
+      'searchTasks',
+      'updateTask',
+    ]);
     const components = document['components'] as Record<string, Json>;
     expect(Object.keys(components['schemas']!)).toEqual(
-      expect.arrayContaining(['TaskCreate', 'TaskUpdate', 'TaskPatch', 'TaskOut', 'TaskSearchRequest', 'PageMeta', 'ErrorEnvelope']),
+      expect.arrayContaining([
+        'TaskCreate',
+        'TaskUpdate',
+        'TaskPatch',
+        'TaskOut',
+        'TaskSearchRequest',
+        'PageMeta',
+        'ErrorEnvelope',
+      ]),
     );
     expect(Object.keys(components['securitySchemes']!).sort()).toEqual(['bearerAuth', 'cookieAuth']);
     // Every operation of the task app is guarded: a credential is required.
     for (const op of Object.values(paths).flatMap((item) => Object.values(item))) {
       expect(op['security'], String(op['operationId'])).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }]);
-      expect(Object.keys(op['responses'] as Json), String(op['operationId'])).toEqual(expect.arrayContaining(['400', '401', '403', '500', '503']));
+      expect(Object.keys(op['responses'] as Json), String(op['operationId'])).toEqual(
+        expect.arrayContaining(['400', '401', '403', '500', '503']),
+      );
     }
     const out = (components['schemas'] as Record<string, Json>)['TaskOut']!;
     // The viewer may not see assignee_email: optional in the shared document, absent from the viewer's.
     expect(out['required']).not.toContain('assignee_email');
     expect(Object.keys(out['properties'] as Json)).toContain('assignee_email');
-    const viewerOut = ((own.get('viewer')!.document['components'] as Record<string, Json>)['schemas'] as Record<string, Json>)['TaskOut']!;
+    const viewerOut = (
+      (own.get('viewer')!.document['components'] as Record<string, Json>)['schemas'] as Record<string, Json>
+    )['TaskOut']!;
     expect(Object.keys(viewerOut['properties'] as Json)).not.toContain('assignee_email');
-    expect(Object.keys((((own.get('admin')!.document['components'] as Json)['schemas'] as Json)['TaskOut'] as Json)['properties'] as Json)).toContain('assignee_email');
+    expect(
+      Object.keys(
+        (((own.get('admin')!.document['components'] as Json)['schemas'] as Json)['TaskOut'] as Json)[
+          'properties'
+        ] as Json,
+      ),
+    ).toContain('assignee_email');
   });
 
   it('passes redocly lint (recommended rules) without errors, shared and per caller', async () => {
@@ -77,7 +118,10 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
     const lint = await redoclyLint([shared.document, own.get('viewer')!.document]);
     expect(lint.errors).toBe(0);
     // The one warning left is documented in docs/openapi.md (the license is the project's choice).
-    expect(lint.problems).toEqual(['info-license: Info object should contain `license` field.', 'info-license: Info object should contain `license` field.']);
+    expect(lint.problems).toEqual([
+      'info-license: Info object should contain `license` field.',
+      'info-license: Info object should contain `license` field.',
+    ]);
   });
 
   it('serves the YAML spelling, also per caller', async () => {
@@ -89,42 +133,72 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
     expect(res.body).not.toContain('assignee_email');
   });
 
-  it.each(['admin', 'editor', 'viewer', 'anonymous', 'bad-token'] as const)('declares every response of every route to %s', async (caller) => {
-    const task = await ctx.createTask({ title: 'first', assignee_email: 'a@example.com' });
-    await ctx.createTask({ title: 'second' });
-    await ctx.createTask({ title: 'third' });
-    const id = task.id;
+  it.each(['admin', 'editor', 'viewer', 'anonymous', 'bad-token'] as const)(
+    'declares every response of every route to %s',
+    async (caller) => {
+      const task = await ctx.createTask({ title: 'first', assignee_email: 'a@example.com' });
+      await ctx.createTask({ title: 'second' });
+      await ctx.createTask({ title: 'third' });
+      const id = task.id;
 
-    for (const url of ['/tasks/', '/tasks']) {
-      await send(caller, { method: 'POST', url, payload: { title: 'new', assignee_email: 'b@example.com' } });
-      await send(caller, { method: 'GET', url });
-    }
-    await send(caller, { method: 'GET', url: `/tasks/${id}` });
-    await send(caller, { method: 'GET', url: `/tasks/${MISSING}` });
-    await send(caller, { method: 'GET', url: `/tasks/${id}?include=nothing` });
-    const current = await send(caller, { method: 'GET', url: `/tasks/${id}` });
-    const etag = current.headers['etag'] === undefined ? '"none"' : String(current.headers['etag']);
-    await send(caller, { method: 'PUT', url: `/tasks/${id}`, payload: { title: 'replaced' }, headers: { 'if-match': '"stale"' } });
-    await send(caller, { method: 'PATCH', url: `/tasks/${id}`, payload: { is_completed: true }, headers: { 'if-match': etag } });
-    await send(caller, { method: 'PUT', url: `/tasks/${id}`, payload: { title: 'replaced', assignee_email: 'c@example.com' } });
-    await send(caller, { method: 'PATCH', url: `/tasks/${MISSING}`, payload: { title: 'x' } });
-    await send(caller, { method: 'GET', url: '/tasks/?limit=2' });
-    const page = await send(caller, { method: 'GET', url: '/tasks?limit=2&include=' });
-    const cursor = page.statusCode === 200 ? (page.json<{ meta: { next_cursor: string | null } }>().meta.next_cursor ?? '') : 'x';
-    await send(caller, { method: 'GET', url: `/tasks?cursor=${encodeURIComponent(cursor)}` });
-    await send(caller, { method: 'GET', url: '/tasks?cursor=tampered' });
-    await send(caller, { method: 'GET', url: '/tasks?limit=0' });
-    await send(caller, { method: 'POST', url: '/tasks/search', payload: { filters: [{ field: 'title', op: 'startswith', value: 'f' }], sort: [{ field: 'title' }] } });
-    await send(caller, { method: 'POST', url: '/tasks/search', payload: { filters: [{ field: 'assignee_email', op: 'isnull', value: false }], limit: 1 } });
-    await send(caller, { method: 'POST', url: '/tasks/search', payload: { filters: [{ field: 'nope', op: 'eq', value: 1 }] } });
-    await send(caller, { method: 'POST', url: '/tasks/search' });
-    await send(caller, { method: 'DELETE', url: `/tasks/${id}`, headers: { 'if-match': '"stale"' } });
-    await send(caller, { method: 'DELETE', url: `/tasks/${id}` });
-    await send(caller, { method: 'DELETE', url: `/tasks/${MISSING}` });
+      for (const url of ['/tasks/', '/tasks']) {
+        await send(caller, { method: 'POST', url, payload: { title: 'new', assignee_email: 'b@example.com' } });
+        await send(caller, { method: 'GET', url });
+      }
+      await send(caller, { method: 'GET', url: `/tasks/${id}` });
+      await send(caller, { method: 'GET', url: `/tasks/${MISSING}` });
+      await send(caller, { method: 'GET', url: `/tasks/${id}?include=nothing` });
+      const current = await send(caller, { method: 'GET', url: `/tasks/${id}` });
+      const etag = current.headers['etag'] === undefined ? '"none"' : String(current.headers['etag']);
+      await send(caller, {
+        method: 'PUT',
+        url: `/tasks/${id}`,
+        payload: { title: 'replaced' },
+        headers: { 'if-match': '"stale"' },
+      });
+      await send(caller, {
+        method: 'PATCH',
+        url: `/tasks/${id}`,
+        payload: { is_completed: true },
+        headers: { 'if-match': etag },
+      });
+      await send(caller, {
+        method: 'PUT',
+        url: `/tasks/${id}`,
+        payload: { title: 'replaced', assignee_email: 'c@example.com' },
+      });
+      await send(caller, { method: 'PATCH', url: `/tasks/${MISSING}`, payload: { title: 'x' } });
+      await send(caller, { method: 'GET', url: '/tasks/?limit=2' });
+      const page = await send(caller, { method: 'GET', url: '/tasks?limit=2&include=' });
+      const cursor =
+        page.statusCode === 200 ? (page.json<{ meta: { next_cursor: string | null } }>().meta.next_cursor ?? '') : 'x';
+      await send(caller, { method: 'GET', url: `/tasks?cursor=${encodeURIComponent(cursor)}` });
+      await send(caller, { method: 'GET', url: '/tasks?cursor=tampered' });
+      await send(caller, { method: 'GET', url: '/tasks?limit=0' });
+      await send(caller, {
+        method: 'POST',
+        url: '/tasks/search',
+        payload: { filters: [{ field: 'title', op: 'startswith', value: 'f' }], sort: [{ field: 'title' }] },
+      });
+      await send(caller, {
+        method: 'POST',
+        url: '/tasks/search',
+        payload: { filters: [{ field: 'assignee_email', op: 'isnull', value: false }], limit: 1 },
+      });
+      await send(caller, {
+        method: 'POST',
+        url: '/tasks/search',
+        payload: { filters: [{ field: 'nope', op: 'eq', value: 1 }] },
+      });
+      await send(caller, { method: 'POST', url: '/tasks/search' });
+      await send(caller, { method: 'DELETE', url: `/tasks/${id}`, headers: { 'if-match': '"stale"' } });
+      await send(caller, { method: 'DELETE', url: `/tasks/${id}` });
+      await send(caller, { method: 'DELETE', url: `/tasks/${MISSING}` });
 
-    expect(shared.report()).toBe('');
-    expect(own.get(caller)!.report()).toBe('');
-  });
+      expect(shared.report()).toBe('');
+      expect(own.get(caller)!.report()).toBe('');
+    },
+  );
 
   it('declares the errors of the URL and of request bodies', async () => {
     const { id } = await ctx.createTask({ title: 'one' });
@@ -132,15 +206,41 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
       await send(caller, { method: 'GET', url: '/tasks/not-a-uuid' });
       await send(caller, { method: 'GET', url: `/tasks/${'x'.repeat(101)}` });
       await send(caller, { method: 'GET', url: '/tasks/%E0%A4%A' });
-      await send(caller, { method: 'POST', url: '/tasks/', payload: '{"title":', headers: { 'content-type': 'application/json' } });
-      await send(caller, { method: 'POST', url: '/tasks/', payload: 'title=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      await send(caller, {
+        method: 'POST',
+        url: '/tasks/',
+        payload: '{"title":',
+        headers: { 'content-type': 'application/json' },
+      });
+      await send(caller, {
+        method: 'POST',
+        url: '/tasks/',
+        payload: 'title=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       await send(caller, { method: 'POST', url: '/tasks/', payload: { title: 'x'.repeat(1_100_000) } });
       await send(caller, { method: 'POST', url: '/tasks/', payload: { title: 'x'.repeat(300) } });
       await send(caller, { method: 'POST', url: '/tasks/', payload: {} });
       await send(caller, { method: 'PUT', url: `/tasks/${id}`, payload: { description: 5 } });
-      await send(caller, { method: 'PATCH', url: `/tasks/${id}`, payload: '[1', headers: { 'content-type': 'application/json' } });
-      await send(caller, { method: 'POST', url: '/tasks/search', payload: { filters: [{ op: 'and', items: [{ op: 'or', items: [{ op: 'and', items: [{ op: 'or', items: [] }] }] }] }] } });
-      await send(caller, { method: 'POST', url: '/tasks/search', payload: 'nope', headers: { 'content-type': 'text/plain' } });
+      await send(caller, {
+        method: 'PATCH',
+        url: `/tasks/${id}`,
+        payload: '[1',
+        headers: { 'content-type': 'application/json' },
+      });
+      await send(caller, {
+        method: 'POST',
+        url: '/tasks/search',
+        payload: {
+          filters: [{ op: 'and', items: [{ op: 'or', items: [{ op: 'and', items: [{ op: 'or', items: [] }] }] }] }],
+        },
+      });
+      await send(caller, {
+        method: 'POST',
+        url: '/tasks/search',
+        payload: 'nope',
+        headers: { 'content-type': 'text/plain' },
+      });
     }
     expect(shared.report()).toBe('');
     expect(own.get('admin')!.report()).toBe('');
@@ -149,11 +249,36 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
   // Runs last: the tests above are the ones that produce these answers.
   it('reached every answer the suite means to check (so a change that stops producing one cannot weaken it)', () => {
     const expected = [
-      'createTask 201', 'createTask 400', 'createTask 401', 'createTask 403', 'createTask 413', 'createTask 415', 'createTask 422',
-      'getTask 200', 'getTask 401', 'getTask 404', 'getTask 414', 'getTask 422', 'getTask 400',
-      'replaceTask 200', 'replaceTask 412', 'replaceTask 403', 'replaceTask 422', 'updateTask 200', 'updateTask 404', 'updateTask 400',
-      'deleteTask 200', 'deleteTask 412', 'deleteTask 404', 'listTasks 200', 'listTasks 422', 'listTasks 401',
-      'searchTasks 200', 'searchTasks 403', 'searchTasks 415', 'searchTasks 422',
+      'createTask 201',
+      'createTask 400',
+      'createTask 401',
+      'createTask 403',
+      'createTask 413',
+      'createTask 415',
+      'createTask 422',
+      'getTask 200',
+      'getTask 401',
+      'getTask 404',
+      'getTask 414',
+      'getTask 422',
+      'getTask 400',
+      'replaceTask 200',
+      'replaceTask 412',
+      'replaceTask 403',
+      'replaceTask 422',
+      'updateTask 200',
+      'updateTask 404',
+      'updateTask 400',
+      'deleteTask 200',
+      'deleteTask 412',
+      'deleteTask 404',
+      'listTasks 200',
+      'listTasks 422',
+      'listTasks 401',
+      'searchTasks 200',
+      'searchTasks 403',
+      'searchTasks 415',
+      'searchTasks 422',
     ];
     expect([...shared.covered].filter((c) => expected.includes(c)).sort()).toEqual([...expected].sort());
   });
@@ -174,7 +299,13 @@ describeFixtureApp(
       for (const role of ['admin', 'anonymous'] as const) {
         for (const url of ['/ping', '/tasks-stats']) {
           const res = await ctx.request(role, { method: 'GET', url });
-          conformance.check({ method: 'GET', url, status: res.statusCode, headers: res.headers as Record<string, string>, body: res.body });
+          conformance.check({
+            method: 'GET',
+            url,
+            status: res.statusCode,
+            headers: res.headers as Record<string, string>,
+            body: res.body,
+          });
         }
       }
       expect(conformance.report()).toBe('');
@@ -183,15 +314,32 @@ describeFixtureApp(
   },
   {
     configure: (app) => {
-      const count = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'], additionalProperties: false } as const;
-      app.get('/ping', { schema: { tags: ['tasks'], summary: 'Liveness', operationId: 'ping', response: { 200: count } } }, async () => ({ count: 1 }));
-      const envelope = { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' }, data: count, meta: { type: 'null' } } } as const;
+      const count = {
+        type: 'object',
+        properties: { count: { type: 'integer' } },
+        required: ['count'],
+        additionalProperties: false,
+      } as const;
+      app.get(
+        '/ping',
+        { schema: { tags: ['tasks'], summary: 'Liveness', operationId: 'ping', response: { 200: count } } },
+        async () => ({ count: 1 }),
+      );
+      const envelope = {
+        type: 'object',
+        properties: { success: { type: 'boolean' }, message: { type: 'string' }, data: count, meta: { type: 'null' } },
+      } as const;
       app.route(
         CoreAPIRoute({
           method: 'GET',
           url: '/tasks-stats',
           action: 'tasks:view',
-          schema: { tags: ['tasks'], summary: 'Count the tasks', operationId: 'taskStats', response: { 200: envelope } },
+          schema: {
+            tags: ['tasks'],
+            summary: 'Count the tasks',
+            operationId: 'taskStats',
+            response: { 200: envelope },
+          },
           handler: async () => new CoreJSONResponse({ count: 0 }),
         }),
       );

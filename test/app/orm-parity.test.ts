@@ -27,7 +27,12 @@
  *   nullable sort key; `noproject` does not see the relation (so neither its key).
  */
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type InjectOptions,
+  type LightMyRequestResponse,
+} from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueryOrder, raw, Reference, type Dictionary, type EntityManager } from '@mikro-orm/core';
@@ -38,7 +43,6 @@ import {
   dbManager,
   Kernel,
   loadSettings,
-  notFoundHandler,
   registerDbEventDispatcher,
   RequestLogMiddleware,
   ScopedDependencyMiddleware,
@@ -49,6 +53,7 @@ import {
   type Plugin,
   type PolicyDocument,
 } from '@core/runtime';
+import { notFoundHandler } from '../../runtime/src/http/error-handler.js';
 import { SamplesPlugin } from '../../fixtures/golden/every-field-type/expected/src/apps/samples/plugin.js';
 import { describePerDatabase } from '../helpers/databases.js';
 import { describeFixtureApp, type Role } from './helpers.js';
@@ -236,9 +241,13 @@ async function exactBigints(db: Database, spec: ParityCase, rows: Row[]): Promis
   if (db.dialect !== 'sqlite' || keys.length === 0 || rows.length === 0) return;
   const table = db.quote(db.orm.getMetadata().get(spec.entity).tableName);
   const columns = keys.map((k) => `cast(${db.quote(k.name)} as text) as ${db.quote(k.name)}`).join(', ');
-  const exact = await db.select<Row>(`select id, ${columns} from ${table} where id in (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
+  const exact = await db.select<Row>(
+    `select id, ${columns} from ${table} where id in (${rows.map(() => '?').join(', ')})`,
+    rows.map((r) => r.id),
+  );
   const byId = new Map(exact.map((r) => [r.id, r]));
-  for (const row of rows) for (const key of keys) if (key.name in row && row[key.name] !== null) row[key.name] = byId.get(row.id)![key.name];
+  for (const row of rows)
+    for (const key of keys) if (key.name in row && row[key.name] !== null) row[key.name] = byId.get(row.id)![key.name];
 }
 
 /** Registers the parity tests of one resource in the current (per-database) suite. */
@@ -246,9 +255,18 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
   const BY_ID: Row[] = [{ id: QueryOrder.ASC }];
 
   /** One page the ORM way: `limit + 1` rows tell whether more exist. */
-  async function ormPage(where: Row, orderBy: Row[], limit: number, offset?: number): Promise<{ rows: object[]; hasMore: boolean }> {
+  async function ormPage(
+    where: Row,
+    orderBy: Row[],
+    limit: number,
+    offset?: number,
+  ): Promise<{ rows: object[]; hasMore: boolean }> {
     const em: EntityManager = env().db.orm.em.fork();
-    const found = await em.find<Row>(spec.entity, where, { orderBy, limit: limit + 1, ...(offset === undefined ? {} : { offset }) });
+    const found = await em.find<Row>(spec.entity, where, {
+      orderBy,
+      limit: limit + 1,
+      ...(offset === undefined ? {} : { offset }),
+    });
     return { rows: found.slice(0, limit), hasMore: found.length > limit };
   }
 
@@ -287,7 +305,10 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
         const limit = spec.pageSize;
         let page = await ormPage({}, BY_ID, limit);
         expect(page.hasMore).toBe(true);
-        let cursor = expectSameBytes(await get(`${spec.prefix}/?limit=${limit}`), envelope(await wire(page.rows), pageMeta(limit, 0, true)));
+        let cursor = expectSameBytes(
+          await get(`${spec.prefix}/?limit=${limit}`),
+          envelope(await wire(page.rows), pageMeta(limit, 0, true)),
+        );
         let pages = 1;
         while (cursor !== null) {
           const last = page.rows.at(-1) as Row;
@@ -308,7 +329,8 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
 
       it('POST search: eq and or(like, boolean), a descending sort, a limit; then its cursor pages', async () => {
         const { body, where, orderBy } = spec.search;
-        const search = (extra: Row = {}) => env().request(role, { method: 'POST', url: `${spec.prefix}/search`, payload: { ...body, ...extra } });
+        const search = (extra: Row = {}) =>
+          env().request(role, { method: 'POST', url: `${spec.prefix}/search`, payload: { ...body, ...extra } });
         let page = await ormPage(where(), orderBy, body.limit);
         expect(page.hasMore).toBe(true);
         let cursor = expectSameBytes(await search(), envelope(await wire(page.rows), pageMeta(body.limit, 0, true)));
@@ -316,7 +338,10 @@ function parityTests(env: () => ParityEnv, spec: ParityCase): void {
         while (cursor !== null) {
           const last = page.rows.at(-1) as Row;
           page = await ormPage({ $and: [where(), spec.search.after(last)] }, orderBy, body.limit);
-          cursor = expectSameBytes(await search({ cursor }), envelope(await wire(page.rows), pageMeta(body.limit, null, page.hasMore)));
+          cursor = expectSameBytes(
+            await search({ cursor }),
+            envelope(await wire(page.rows), pageMeta(body.limit, null, page.hasMore)),
+          );
           total += page.rows.length;
         }
         // The walk returned exactly the rows the ORM finds for the filters.
@@ -389,13 +414,43 @@ describeFixtureApp(
     beforeAll(async () => {
       const em = ctx.db.orm.em.fork();
       const rows: Row[] = [
-        { title: 'Plan 50% of the sprint', description: null, priority: 'high', is_completed: false, assignee_email: 'ann@example.com' },
-        { title: 'snake_case title', description: 'line\nbreak "quoted" back\\slash\ttab', priority: 'high', is_completed: true, assignee_email: null },
-        { title: 'snakeXcase title', description: '', priority: 'high', is_completed: false, assignee_email: 'bob@example.com' },
-        { title: 'Ünïcødé ✓ 😀 日本語', description: 'U+2028 \u2028 and a bell \u0007', priority: 'high', is_completed: true, assignee_email: 'zoë@example.com' },
+        {
+          title: 'Plan 50% of the sprint',
+          description: null,
+          priority: 'high',
+          is_completed: false,
+          assignee_email: 'ann@example.com',
+        },
+        {
+          title: 'snake_case title',
+          description: 'line\nbreak "quoted" back\\slash\ttab',
+          priority: 'high',
+          is_completed: true,
+          assignee_email: null,
+        },
+        {
+          title: 'snakeXcase title',
+          description: '',
+          priority: 'high',
+          is_completed: false,
+          assignee_email: 'bob@example.com',
+        },
+        {
+          title: 'Ünïcødé ✓ 😀 日本語',
+          description: 'U+2028 \u2028 and a bell \u0007',
+          priority: 'high',
+          is_completed: true,
+          assignee_email: 'zoë@example.com',
+        },
         { title: '100%_done', description: null, priority: 'low', is_completed: true, assignee_email: null },
         { title: 'a_b', description: 'x', priority: 'high', is_completed: false, assignee_email: null },
-        { title: 'plain', description: '</script>', priority: 'medium', is_completed: false, assignee_email: 'c@example.com' },
+        {
+          title: 'plain',
+          description: '</script>',
+          priority: 'medium',
+          is_completed: false,
+          assignee_email: 'c@example.com',
+        },
       ];
       for (const row of rows) em.create('Task', row);
       await em.flush();
@@ -413,8 +468,14 @@ describeFixtureApp(
 const SECRET = 'p'.repeat(48);
 
 /** The seven steps of a generated `src/main.ts` (minus Swagger, which nothing here reads), with `policies`. */
-async function buildGeneratedApp(databaseUrl: string, plugins: readonly Plugin[], policies: PolicyDocument): Promise<FastifyInstance> {
-  const settings = loadSettings({ env: { DATABASE_URL: databaseUrl, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
+async function buildGeneratedApp(
+  databaseUrl: string,
+  plugins: readonly Plugin[],
+  policies: PolicyDocument,
+): Promise<FastifyInstance> {
+  const settings = loadSettings({
+    env: { DATABASE_URL: databaseUrl, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' },
+  });
   const logger: FastifyBaseLogger = pino(setupLogging({ environment: settings.environment, level: settings.logLevel }));
   await dbManager.initApp(settings.databaseUrl, settings.isDevelopment, { logger });
   const kernel = new Kernel({ logger });
@@ -493,21 +554,69 @@ describeGeneratedApp(
       const common = { quantity: 1, big_count: '0', price: '0.00', active: true, reviewed: false, status: 'published' };
       const rows: Row[] = [
         {
-          code: 'ab_c', email: null, homepage: 'https://example.com/ü', notes: 'two\nlines', quantity: 0, big_count: '9007199254740993',
-          ratio: 1 / 3, price: '12.50', exchange_rate: '123.456789', born_on: '2024-02-29', starts_at: new Date('2024-01-31T12:00:00.123Z'),
-          settings: { b: 1, a: [1, 'x', null], nested: { ü: true } }, kind: 'a', external_ref: '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21', secret: 's3cret',
+          code: 'ab_c',
+          email: null,
+          homepage: 'https://example.com/ü',
+          notes: 'two\nlines',
+          quantity: 0,
+          big_count: '9007199254740993',
+          ratio: 1 / 3,
+          price: '12.50',
+          exchange_rate: '123.456789',
+          born_on: '2024-02-29',
+          starts_at: new Date('2024-01-31T12:00:00.123Z'),
+          settings: { b: 1, a: [1, 'x', null], nested: { ü: true } },
+          kind: 'a',
+          external_ref: '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21',
+          secret: 's3cret',
         },
         {
-          code: 'abXc', email: 'x@example.com', active: false, big_count: '-42', ratio: null, exchange_rate: null, born_on: null,
-          starts_at: new Date('2030-06-30T21:59:59.999Z'), settings: null, kind: null, external_ref: null, reviewed: true,
+          code: 'abXc',
+          email: 'x@example.com',
+          active: false,
+          big_count: '-42',
+          ratio: null,
+          exchange_rate: null,
+          born_on: null,
+          starts_at: new Date('2030-06-30T21:59:59.999Z'),
+          settings: null,
+          kind: null,
+          external_ref: null,
+          reviewed: true,
         },
         {
-          code: '50%_off', price: '-9999999999.99', ratio: 0.1 + 0.2, exchange_rate: '-0.000001', born_on: '1999-12-31',
-          starts_at: new Date('1999-12-31T23:59:59.000Z'), settings: [1, 'two', { three: 3 }], quantity: 1000,
+          code: '50%_off',
+          price: '-9999999999.99',
+          ratio: 0.1 + 0.2,
+          exchange_rate: '-0.000001',
+          born_on: '1999-12-31',
+          starts_at: new Date('1999-12-31T23:59:59.000Z'),
+          settings: [1, 'two', { three: 3 }],
+          quantity: 1000,
         },
-        { code: 'zz%z', status: 'draft', active: false, born_on: '2024-01-01', starts_at: new Date('2024-01-01T00:00:00.000Z'), settings: 'text' },
-        { code: 'ünï_çødé', price: '0.10', exchange_rate: '1', born_on: '2024-02-29', starts_at: new Date('2024-02-29T08:30:00.500Z'), settings: 0 },
-        { code: 'plain', status: 'archived', kind: 'b', starts_at: new Date('2024-03-01T00:00:00.000Z'), ratio: -2.5e-7 },
+        {
+          code: 'zz%z',
+          status: 'draft',
+          active: false,
+          born_on: '2024-01-01',
+          starts_at: new Date('2024-01-01T00:00:00.000Z'),
+          settings: 'text',
+        },
+        {
+          code: 'ünï_çødé',
+          price: '0.10',
+          exchange_rate: '1',
+          born_on: '2024-02-29',
+          starts_at: new Date('2024-02-29T08:30:00.500Z'),
+          settings: 0,
+        },
+        {
+          code: 'plain',
+          status: 'archived',
+          kind: 'b',
+          starts_at: new Date('2024-03-01T00:00:00.000Z'),
+          ratio: -2.5e-7,
+        },
       ];
       for (const row of rows) em.create('Sample', { ...common, ...row });
     },
@@ -554,7 +663,14 @@ describeGeneratedApp(
   'ORM parity: a to-one relation key',
   {
     async plugins() {
-      const [{ ProjectsPlugin }, { TasksPlugin }, { CommentsPlugin }, { LabelsPlugin }, { UsersPlugin }, { ProfilesPlugin }] = await Promise.all([
+      const [
+        { ProjectsPlugin },
+        { TasksPlugin },
+        { CommentsPlugin },
+        { LabelsPlugin },
+        { UsersPlugin },
+        { ProfilesPlugin },
+      ] = await Promise.all([
         import('../../fixtures/golden/relation-graph/expected/src/apps/projects/plugin.js'),
         import('../../fixtures/golden/relation-graph/expected/src/apps/tasks/plugin.js'),
         import('../../fixtures/golden/relation-graph/expected/src/apps/comments/plugin.js'),
@@ -562,7 +678,14 @@ describeGeneratedApp(
         import('../../fixtures/golden/relation-graph/expected/src/apps/users/plugin.js'),
         import('../../fixtures/golden/relation-graph/expected/src/apps/profiles/plugin.js'),
       ]);
-      return [new ProjectsPlugin(), new TasksPlugin(), new CommentsPlugin(), new LabelsPlugin(), new UsersPlugin(), new ProfilesPlugin()];
+      return [
+        new ProjectsPlugin(),
+        new TasksPlugin(),
+        new CommentsPlugin(),
+        new LabelsPlugin(),
+        new UsersPlugin(),
+        new ProfilesPlugin(),
+      ];
     },
     policies: {
       roles: {
@@ -575,7 +698,14 @@ describeGeneratedApp(
       const apollo = em.create('Project', { name: 'Apollo', budget: 1000 });
       const gemini = em.create('Project', { name: 'Gemini ✓', budget: null });
       const rows: Row[] = [
-        { title: 'Save 50% fuel', project: apollo, priority: 'high', points: 3, due_on: '2024-02-29', is_completed: false },
+        {
+          title: 'Save 50% fuel',
+          project: apollo,
+          priority: 'high',
+          points: 3,
+          due_on: '2024-02-29',
+          is_completed: false,
+        },
         { title: 'Dock', project: apollo, priority: 'high', points: null, due_on: null, is_completed: true },
         { title: '100% tested', project: null, priority: 'high', points: 3, due_on: '2025-01-01', is_completed: false },
         { title: 'Launch', project: gemini, priority: 'low', points: 8, due_on: null, is_completed: true },

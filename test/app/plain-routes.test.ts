@@ -35,24 +35,31 @@ function configure(app: FastifyInstance): void {
 describeFixtureApp(
   'plain routes',
   (ctx) => {
-    it.each(['anonymous', 'viewer', 'admin'] as Role[])('GET as %s: not guarded, not enveloped, no Vary; Inject resolves the request-scoped service', async (role) => {
-      await ctx.createTask({ title: 'from the service' });
-      const res = await ctx.request(role, { method: 'GET', url: '/plain/tasks' });
-      expect(res.statusCode).toBe(200);
-      const body = res.json();
-      expect(body).toEqual({
-        isTaskService: true,
-        instance: expect.any(Number),
-        sameAsRequestScope: true,
-        sameOnSecondInject: true,
-        titles: ['from the service'],
-      });
-      expect(body).not.toHaveProperty('success');
-      expect(res.headers['vary']).toBeUndefined();
-    });
+    it.each(['anonymous', 'viewer', 'admin'] as Role[])(
+      'GET as %s: not guarded, not enveloped, no Vary; Inject resolves the request-scoped service',
+      async (role) => {
+        await ctx.createTask({ title: 'from the service' });
+        const res = await ctx.request(role, { method: 'GET', url: '/plain/tasks' });
+        expect(res.statusCode).toBe(200);
+        const body = res.json();
+        expect(body).toEqual({
+          isTaskService: true,
+          instance: expect.any(Number),
+          sameAsRequestScope: true,
+          sameOnSecondInject: true,
+          titles: ['from the service'],
+        });
+        expect(body).not.toHaveProperty('success');
+        expect(res.headers['vary']).toBeUndefined();
+      },
+    );
 
     it('a bad credential does not stop a plain route', async () => {
-      const res = await ctx.app.inject({ method: 'GET', url: '/plain/tasks', headers: { authorization: 'Bearer not-a-token' } });
+      const res = await ctx.app.inject({
+        method: 'GET',
+        url: '/plain/tasks',
+        headers: { authorization: 'Bearer not-a-token' },
+      });
       expect(res.statusCode).toBe(200);
     });
 
@@ -62,7 +69,7 @@ describeFixtureApp(
       expect(a.instance).not.toBe(b.instance);
     });
 
-    it('a plain route\'s body is not pruned or enveloped, even for a restricted caller', async () => {
+    it("a plain route's body is not pruned or enveloped, even for a restricted caller", async () => {
       const payload = { title: 't', assignee_email: 'kept@example.com', extra: [1, 2] };
       const res = await ctx.request('viewer', { method: 'POST', url: '/plain/echo', payload });
       expect(res.statusCode).toBe(200);
@@ -70,7 +77,7 @@ describeFixtureApp(
       expect(res.headers['vary']).toBeUndefined();
     });
 
-    it('the app\'s own plain route /health is unguarded and bare', async () => {
+    it("the app's own plain route /health is unguarded and bare", async () => {
       const res = await ctx.request('viewer', { method: 'GET', url: '/health' });
       expect(res.json()).toEqual({ status: 'ok' });
       expect(res.headers['vary']).toBeUndefined();

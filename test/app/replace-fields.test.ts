@@ -14,7 +14,11 @@ describeValuesApp('a replace leaves the fields it cannot update alone', (ctx) =>
     expect(created).toMatchObject({ external_ref: REF, notes: 'n', quantity: 7 });
     const id = created.id as string;
 
-    const put = await ctx.request({ method: 'PUT', url: `/samples/${id}`, payload: { code: created.code, starts_at: created.starts_at } });
+    const put = await ctx.request({
+      method: 'PUT',
+      url: `/samples/${id}`,
+      payload: { code: created.code, starts_at: created.starts_at },
+    });
     expect(put.statusCode, put.body).toBe(200);
     const expected = { external_ref: REF, notes: null, quantity: 1 };
     expect(put.json().data).toMatchObject(expected);
@@ -25,7 +29,11 @@ describeValuesApp('a replace leaves the fields it cannot update alone', (ctx) =>
   it('a PUT that sends external_ref does not change it either (the key is not in the update schema)', async () => {
     const created = await ctx.create('/samples/', sample({ external_ref: REF }));
     const other = '00000000-0000-4000-8000-000000000001';
-    const put = await ctx.request({ method: 'PUT', url: `/samples/${created.id as string}`, payload: { code: created.code, starts_at: created.starts_at, external_ref: other } });
+    const put = await ctx.request({
+      method: 'PUT',
+      url: `/samples/${created.id as string}`,
+      payload: { code: created.code, starts_at: created.starts_at, external_ref: other },
+    });
     expect(put.statusCode, put.body).toBe(200);
     expect(put.json().data.external_ref).toBe(REF);
   });
@@ -35,7 +43,11 @@ describeValuesApp('a replace leaves the fields it cannot update alone', (ctx) =>
     const id = created.id as string;
     const patched = await ctx.request({ method: 'PATCH', url: `/samples/${id}`, payload: { reviewed: true } });
     expect(patched.json().data.reviewed).toBe(true);
-    const put = await ctx.request({ method: 'PUT', url: `/samples/${id}`, payload: { code: created.code, starts_at: created.starts_at } });
+    const put = await ctx.request({
+      method: 'PUT',
+      url: `/samples/${id}`,
+      payload: { code: created.code, starts_at: created.starts_at },
+    });
     expect(put.statusCode, put.body).toBe(200);
     expect(put.json().data.reviewed).toBe(false);
   });

@@ -44,18 +44,32 @@ describeFixtureApp(
 
     it('editor create: the restricted field is pruned silently, never written, never echoed', async () => {
       const { result: res, sql } = await ctx.countSql(() =>
-        ctx.request('editor', { method: 'POST', url: '/tasks/', payload: { title: 'by editor', assignee_email: SECRET_EMAIL } }),
+        ctx.request('editor', {
+          method: 'POST',
+          url: '/tasks/',
+          payload: { title: 'by editor', assignee_email: SECRET_EMAIL },
+        }),
       );
       expect(res.statusCode).toBe(201);
       const data = res.json().data;
-      expect(data).toEqual({ id: data.id, title: 'by editor', description: null, priority: 'medium', is_completed: false });
+      expect(data).toEqual({
+        id: data.id,
+        title: 'by editor',
+        description: null,
+        priority: 'medium',
+        is_completed: false,
+      });
       expect(res.body).not.toContain(SECRET_EMAIL);
       expect(JSON.stringify(sql)).not.toContain(SECRET_EMAIL);
       expect(await ctx.readTask(data.id)).toMatchObject({ title: 'by editor', assignee_email: null });
     });
 
     it('a restricted field is pruned before validation: an invalid value for it is not an error', async () => {
-      const res = await ctx.request('editor', { method: 'POST', url: '/tasks/', payload: { title: 'typed', assignee_email: { not: 'a string' } } });
+      const res = await ctx.request('editor', {
+        method: 'POST',
+        url: '/tasks/',
+        payload: { title: 'typed', assignee_email: { not: 'a string' } },
+      });
       expect(res.statusCode).toBe(201);
       expect(await ctx.readTask(res.json().data.id)).toMatchObject({ assignee_email: null });
     });
@@ -86,13 +100,23 @@ describeFixtureApp(
       ['editor', 'POST', '/tasks/'],
     ] as const)('%s %s %s: the restricted field is masked from the response', async (role, method, path) => {
       const task = await seed();
-      const payload = method === 'PATCH' ? { priority: 'low' } : method === 'PUT' || path === '/tasks/' ? { title: 'seeded' } : undefined;
-      const res = await ctx.request(role, { method, url: path.replace(':id', task.id), ...(payload ? { payload } : {}) });
+      const payload =
+        method === 'PATCH'
+          ? { priority: 'low' }
+          : method === 'PUT' || path === '/tasks/'
+            ? { title: 'seeded' }
+            : undefined;
+      const res = await ctx.request(role, {
+        method,
+        url: path.replace(':id', task.id),
+        ...(payload ? { payload } : {}),
+      });
       expect(res.statusCode).toBeLessThan(300);
       const data: unknown = res.json().data;
       const rows = (Array.isArray(data) ? data : [data]) as Record<string, unknown>[];
       expect(rows.length).toBeGreaterThan(0);
-      for (const row of rows) expect(Object.keys(row)).toEqual(['id', 'title', 'description', 'priority', 'is_completed']);
+      for (const row of rows)
+        expect(Object.keys(row)).toEqual(['id', 'title', 'description', 'priority', 'is_completed']);
       expect(res.body).not.toContain('assignee_email');
       expect(res.body).not.toContain(SECRET_EMAIL);
     });
@@ -129,8 +153,19 @@ describeFixtureApp(
     ];
     it.each(varyCases)('%s %s %s → %i, Vary %s', async (role, method, path, status, vary) => {
       const task = await seed();
-      const payload = method === 'POST' && path === '/tasks/' ? { title: 'v' } : method === 'PATCH' ? { title: 'v' } : method === 'POST' ? {} : undefined;
-      const res = await ctx.request(role, { method, url: path.replace(':id', task.id), ...(payload ? { payload } : {}) });
+      const payload =
+        method === 'POST' && path === '/tasks/'
+          ? { title: 'v' }
+          : method === 'PATCH'
+            ? { title: 'v' }
+            : method === 'POST'
+              ? {}
+              : undefined;
+      const res = await ctx.request(role, {
+        method,
+        url: path.replace(':id', task.id),
+        ...(payload ? { payload } : {}),
+      });
       expect(res.statusCode).toBe(status);
       expect(res.headers['vary']).toBe(vary);
     });
@@ -158,17 +193,20 @@ describeFixtureApp(
       ['editor', 'POST', '/tasks/?schema=true', 'TaskCreate'],
       ['editor', 'PUT', '/tasks/:id?schema=true', 'TaskUpdate'],
       ['editor', 'PATCH', '/tasks/:id?schema=true', 'TaskUpdate'],
-    ] as const)('%s %s %s: no restricted field in the schema, listed in meta.restricted_fields', async (role, method, path, title) => {
-      const task = await seed();
-      const res = await ctx.request(role, { method, url: path.replace(':id', task.id) });
-      expect(res.statusCode).toBe(200);
-      const { data, meta, message } = res.json();
-      expect(message).toBe('Schema generated successfully');
-      expect(data.title).toBe(title);
-      expect(data.properties).not.toHaveProperty('assignee_email');
-      expect(data.required).not.toContain('assignee_email');
-      expect(meta).toEqual({ restricted_fields: ['tasks.assignee_email'] });
-    });
+    ] as const)(
+      '%s %s %s: no restricted field in the schema, listed in meta.restricted_fields',
+      async (role, method, path, title) => {
+        const task = await seed();
+        const res = await ctx.request(role, { method, url: path.replace(':id', task.id) });
+        expect(res.statusCode).toBe(200);
+        const { data, meta, message } = res.json();
+        expect(message).toBe('Schema generated successfully');
+        expect(data.title).toBe(title);
+        expect(data.properties).not.toHaveProperty('assignee_email');
+        expect(data.required).not.toContain('assignee_email');
+        expect(meta).toEqual({ restricted_fields: ['tasks.assignee_email'] });
+      },
+    );
 
     it('admin introspection lists the field and no restriction', async () => {
       const res = await ctx.request('admin', { method: 'GET', url: '/tasks/?schema=true' });
@@ -179,11 +217,26 @@ describeFixtureApp(
     it.each([
       ['filter', { filters: [{ field: 'assignee_email', op: 'eq', value: SECRET_EMAIL }] }],
       ['filter isnull', { filters: [{ field: 'assignee_email', op: 'isnull', value: false }] }],
-      ['filter in a nested group', { filters: [{ op: 'or', items: [{ field: 'title', op: 'eq', value: 'x' }, { op: 'and', items: [{ field: 'assignee_email', op: 'like', value: '%hidden%' }] }] }] }],
+      [
+        'filter in a nested group',
+        {
+          filters: [
+            {
+              op: 'or',
+              items: [
+                { field: 'title', op: 'eq', value: 'x' },
+                { op: 'and', items: [{ field: 'assignee_email', op: 'like', value: '%hidden%' }] },
+              ],
+            },
+          ],
+        },
+      ],
       ['sort', { sort: [{ field: 'assignee_email', order: 'asc' }] }],
     ])('viewer search with a restricted field in a %s → 403 FORBIDDEN, no SQL sent', async (_what, payload) => {
       await seed();
-      const { result: res, sql } = await ctx.countSql(() => ctx.request('viewer', { method: 'POST', url: '/tasks/search', payload }));
+      const { result: res, sql } = await ctx.countSql(() =>
+        ctx.request('viewer', { method: 'POST', url: '/tasks/search', payload }),
+      );
       expect(res.statusCode).toBe(403);
       expect(res.json()).toMatchObject({ success: false, data: null, error: { code: 'FORBIDDEN' } });
       expect(res.body).not.toContain(SECRET_EMAIL);
@@ -195,7 +248,10 @@ describeFixtureApp(
       const res = await ctx.request('admin', {
         method: 'POST',
         url: '/tasks/search',
-        payload: { filters: [{ field: 'assignee_email', op: 'eq', value: SECRET_EMAIL }], sort: [{ field: 'assignee_email', order: 'asc' }] },
+        payload: {
+          filters: [{ field: 'assignee_email', op: 'eq', value: SECRET_EMAIL }],
+          sort: [{ field: 'assignee_email', order: 'asc' }],
+        },
       });
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toHaveLength(1);

@@ -68,39 +68,61 @@ describeFixtureApp('errors name the part of the URL that is wrong', (ctx) => {
     const empty = refusal(await ctx.request('viewer', { method: 'GET', url: `/tasks/${ID}?include=nope,` }));
     expect(empty.details).toEqual([expect.objectContaining({ path: 'query.include', reason: 'invalid_request' })]);
     expect(empty.details[0]!.message).toMatch(/^item 2: /);
-    const tooMany = refusal(await ctx.request('admin', { method: 'GET', url: `/tasks/?include=${Array.from({ length: 9 }, (_, i) => `r${i}`).join(',')}` }));
+    const tooMany = refusal(
+      await ctx.request('admin', {
+        method: 'GET',
+        url: `/tasks/?include=${Array.from({ length: 9 }, (_, i) => `r${i}`).join(',')}`,
+      }),
+    );
     expect(tooMany.details).toEqual([expect.objectContaining({ path: 'query.include', reason: 'too_many_includes' })]);
   });
 
   it('the same keys in a search body keep their body paths', async () => {
-    const search = (body: unknown): Promise<LightMyRequestResponse> => ctx.request('admin', { method: 'POST', url: '/tasks/search', payload: body as object });
-    expect(refusal(await search({ limit: 0 })).details).toEqual([expect.objectContaining({ path: 'limit', reason: 'invalid_limit' })]);
-    expect(refusal(await search({ offset: -1 })).details).toEqual([expect.objectContaining({ path: 'offset', reason: 'invalid_offset' })]);
-    expect(refusal(await search({ cursor: 'AAAA' })).details).toEqual([expect.objectContaining({ path: 'cursor', reason: 'invalid_cursor' })]);
-    expect(refusal(await search({ include: ['nope'] })).details).toEqual([expect.objectContaining({ path: 'include[0]', reason: 'unknown_relation' })]);
+    const search = (body: unknown): Promise<LightMyRequestResponse> =>
+      ctx.request('admin', { method: 'POST', url: '/tasks/search', payload: body as object });
+    expect(refusal(await search({ limit: 0 })).details).toEqual([
+      expect.objectContaining({ path: 'limit', reason: 'invalid_limit' }),
+    ]);
+    expect(refusal(await search({ offset: -1 })).details).toEqual([
+      expect.objectContaining({ path: 'offset', reason: 'invalid_offset' }),
+    ]);
+    expect(refusal(await search({ cursor: 'AAAA' })).details).toEqual([
+      expect.objectContaining({ path: 'cursor', reason: 'invalid_cursor' }),
+    ]);
+    expect(refusal(await search({ include: ['nope'] })).details).toEqual([
+      expect.objectContaining({ path: 'include[0]', reason: 'unknown_relation' }),
+    ]);
   });
 
-  const NOT_CANONICAL = [
-    `urn:uuid:${ID}`,
-    `%7B${ID}%7D`,
-    ID.replaceAll('-', ''),
-    `${ID.slice(0, 8)}_${ID.slice(9)}`,
-  ];
+  const NOT_CANONICAL = [`urn:uuid:${ID}`, `%7B${ID}%7D`, ID.replaceAll('-', ''), `${ID.slice(0, 8)}_${ID.slice(9)}`];
 
-  it.each(['GET', 'PUT', 'PATCH', 'DELETE'] as const)('%s of an id that is not a canonical uuid → 422 at params.id, whoever asks', async (method) => {
-    const payload = method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {};
-    for (const id of NOT_CANONICAL) {
-      for (const headers of [ctx.auth('admin'), {}, { authorization: 'Bearer not.a.token' }]) {
-        const res = await ctx.app.inject({ method, url: `/tasks/${id}`, headers: { ...headers, 'content-type': 'application/json' }, ...payload });
-        const { details } = refusal(res);
-        expect(details.map((d) => d.path), `${method} ${id}`).toEqual(['params.id']);
+  it.each(['GET', 'PUT', 'PATCH', 'DELETE'] as const)(
+    '%s of an id that is not a canonical uuid → 422 at params.id, whoever asks',
+    async (method) => {
+      const payload = method === 'PUT' || method === 'PATCH' ? { payload: { title: 'x' } } : {};
+      for (const id of NOT_CANONICAL) {
+        for (const headers of [ctx.auth('admin'), {}, { authorization: 'Bearer not.a.token' }]) {
+          const res = await ctx.app.inject({
+            method,
+            url: `/tasks/${id}`,
+            headers: { ...headers, 'content-type': 'application/json' },
+            ...payload,
+          });
+          const { details } = refusal(res);
+          expect(
+            details.map((d) => d.path),
+            `${method} ${id}`,
+          ).toEqual(['params.id']);
+        }
       }
-    }
-    expect(await ctx.countTasks()).toBe(3);
-  });
+      expect(await ctx.countTasks()).toBe(3);
+    },
+  );
 
   it('a canonical uuid in either case still names a record', async () => {
-    const [task] = (await ctx.request('admin', { method: 'GET', url: '/tasks/?limit=1' })).json().data as { id: string }[];
+    const [task] = (await ctx.request('admin', { method: 'GET', url: '/tasks/?limit=1' })).json().data as {
+      id: string;
+    }[];
     for (const id of [task!.id, task!.id.toUpperCase()]) {
       expect((await ctx.request('admin', { method: 'GET', url: `/tasks/${id}` })).statusCode).toBe(200);
     }

@@ -56,7 +56,10 @@ export class Measure extends Base {
 }
 
 export const MeasureSchema = defineModel(Measure, {
-  id: p.uuid().primary().onCreate(() => randomUUID()),
+  id: p
+    .uuid()
+    .primary()
+    .onCreate(() => randomUUID()),
   label: p.text(),
   wide: p.decimal('string').precision(WIDE.precision).scale(WIDE.scale).default('0.0000000000'),
   fraction: p.decimal('string').precision(FRACTION.precision).scale(FRACTION.scale).nullable(),
@@ -68,7 +71,9 @@ export const MeasureSchema = defineModel(Measure, {
 const inputFields = {
   label: Type.String(),
   wide: Type.Optional(Type.String({ pattern: decimalPattern(WIDE), default: '0.0000000000' })),
-  fraction: Type.Optional(Type.Union([Type.String({ pattern: decimalPattern(FRACTION) }), Type.Null()], { default: null })),
+  fraction: Type.Optional(
+    Type.Union([Type.String({ pattern: decimalPattern(FRACTION) }), Type.Null()], { default: null }),
+  ),
   count: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { default: null })),
   big: Type.Optional(Type.Union([Type.String({ pattern: '^-?\\d{1,18}$' }), Type.Null()], { default: null })),
   sample_id: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { default: null })),
@@ -145,7 +150,9 @@ export function describeValuesApp(title: string, body: (ctx: ValuesApp) => void)
     const ctx = {} as { -readonly [K in keyof ValuesApp]: ValuesApp[K] };
 
     beforeAll(async () => {
-      const settings = loadSettings({ env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
+      const settings = loadSettings({
+        env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' },
+      });
       // buildApp reads the environment before applying `settings`: without a SECRET_KEY there it would warn.
       vi.stubEnv('SECRET_KEY', SECRET);
       let app: FastifyInstance;
@@ -160,8 +167,12 @@ export function describeValuesApp(title: string, body: (ctx: ValuesApp) => void)
       await app.ready();
       const authorization = `Bearer ${signToken({ sub: 'admin', roles: ['admin'] }, SECRET)}`;
       const request = (options: InjectOptions): Promise<LightMyRequestResponse> => {
-        const headers: Record<string, string> = { authorization, ...(options.headers as Record<string, string> | undefined) };
-        if (typeof options.payload === 'object' && options.payload !== null && !Buffer.isBuffer(options.payload)) headers['content-type'] ??= 'application/json';
+        const headers: Record<string, string> = {
+          authorization,
+          ...(options.headers as Record<string, string> | undefined),
+        };
+        if (typeof options.payload === 'object' && options.payload !== null && !Buffer.isBuffer(options.payload))
+          headers['content-type'] ??= 'application/json';
         return app.inject({ ...options, headers });
       };
       Object.assign(ctx, {

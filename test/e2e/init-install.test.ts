@@ -25,10 +25,20 @@ beforeAll(async () => {
 afterAll(() => dir.remove(), 120_000); // an installed project: tens of thousands of files
 
 /** Runs a tool in the project and returns its exit code and output. */
-function inProject(command: string, args: string[], extraEnv: Record<string, string> = {}): { code: number; output: string } {
+function inProject(
+  command: string,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): { code: number; output: string } {
   // Without this runner's own VITEST_* variables, which would confuse the project's vitest.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY'));
-  const result = spawnSync(command, args, { cwd: project, encoding: 'utf8', env: { ...env, NO_COLOR: '1', ...extraEnv } });
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY'),
+  );
+  const result = spawnSync(command, args, {
+    cwd: project,
+    encoding: 'utf8',
+    env: { ...env, NO_COLOR: '1', ...extraEnv },
+  });
   return { code: result.status ?? -1, output: `${result.stdout}\n${result.stderr}` };
 }
 
@@ -40,7 +50,9 @@ function copiesOf(name: string, root = join(project, 'node_modules')): string[] 
     if (existsSync(join(modules, name, 'package.json'))) found.push(join(modules, name));
     for (const entry of readdirSync(modules, { withFileTypes: true })) {
       if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
-      const packages = entry.name.startsWith('@') ? readdirSync(join(modules, entry.name)).map((p) => join(modules, entry.name, p)) : [join(modules, entry.name)];
+      const packages = entry.name.startsWith('@')
+        ? readdirSync(join(modules, entry.name)).map((p) => join(modules, entry.name, p))
+        : [join(modules, entry.name)];
       for (const pkg of packages) visit(join(pkg, 'node_modules'));
     }
   };
@@ -63,7 +75,9 @@ describe('core init demo (real npm install)', () => {
 
   it('gives the project its own core command (npx core, from vendor/)', () => {
     // A user's shell: none of the npm variables of the `npm test` running this file.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(VITEST|npm_|INIT_CWD$)/i.test(key)));
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([key]) => !/^(VITEST|npm_|INIT_CWD$)/i.test(key)),
+    );
     const version = spawnSync('npx', ['--no-install', 'core', '--version'], { cwd: project, encoding: 'utf8', env });
     expect(version.stdout.trim(), version.stderr).toBe('0.1.0');
     expect(readFileSync(join(project, 'node_modules/.bin/core'), 'utf8')).toContain("await import('../dist/core.mjs')");
@@ -80,17 +94,23 @@ describe('core init demo (real npm install)', () => {
     expect(copiesOf('fastify')).toEqual([join(project, 'node_modules/fastify')]);
   });
 
-  it("passes the project's own smoke test (npm test)", () => {
-    const test = inProject('npm', ['test']);
-    expect(test.output).toMatch(/Tests\s+3 passed/);
-    expect(test.code).toBe(0);
-  }, TOOL_TIMEOUT);
+  it(
+    "passes the project's own smoke test (npm test)",
+    () => {
+      const test = inProject('npm', ['test']);
+      expect(test.output).toMatch(/Tests\s+3 passed/);
+      expect(test.code).toBe(0);
+    },
+    TOOL_TIMEOUT,
+  );
 
-  it('writes, applies and then finds no migration through the runner shipped in the runtime', async () => {
-    // A hand-written model (independent of the app generator): the runner loads it through src/main.ts.
-    writeFileSync(
-      join(project, 'src/note.ts'),
-      `import { randomUUID } from 'node:crypto';
+  it(
+    'writes, applies and then finds no migration through the runner shipped in the runtime',
+    async () => {
+      // A hand-written model (independent of the app generator): the runner loads it through src/main.ts.
+      writeFileSync(
+        join(project, 'src/note.ts'),
+        `import { randomUUID } from 'node:crypto';
 import { p } from '@mikro-orm/core';
 import { Base, defineModel } from '@core/runtime';
 
@@ -105,38 +125,53 @@ export const NoteSchema = defineModel(Note, {
   text: p.string().length(500),
 });
 `,
-    );
-    const main = readFileSync(join(project, 'src/main.ts'), 'utf8');
-    writeFileSync(join(project, 'src/main.ts'), main.replace("import policies from './policies.json' with { type: 'json' };", "$&\nimport './note.js';"));
+      );
+      const main = readFileSync(join(project, 'src/main.ts'), 'utf8');
+      writeFileSync(
+        join(project, 'src/main.ts'),
+        main.replace("import policies from './policies.json' with { type: 'json' };", "$&\nimport './note.js';"),
+      );
 
-    const make = await core(['makemigrations'], { cwd: project });
-    expect(make.code).toBe(0);
-    expect(make.stdout).toMatch(/^Created migrations\/sqlite\/Migration\d{14}\.ts \(1 statement\)$/m);
-    const files = readdirSync(join(project, 'migrations/sqlite'));
-    expect(files.filter((f) => f.endsWith('.ts'))).toHaveLength(1);
-    expect(files).toContain('.snapshot.json');
+      const make = await core(['makemigrations'], { cwd: project });
+      expect(make.code).toBe(0);
+      expect(make.stdout).toMatch(/^Created migrations\/sqlite\/Migration\d{14}\.ts \(1 statement\)$/m);
+      const files = readdirSync(join(project, 'migrations/sqlite'));
+      expect(files.filter((f) => f.endsWith('.ts'))).toHaveLength(1);
+      expect(files).toContain('.snapshot.json');
 
-    const again = await core(['makemigrations'], { cwd: project });
-    expect(again).toMatchObject({ code: 0, stdout: 'No changes in the models since the last migration: no migration written.\n' });
-    expect(readdirSync(join(project, 'migrations/sqlite'))).toEqual(files);
+      const again = await core(['makemigrations'], { cwd: project });
+      expect(again).toMatchObject({
+        code: 0,
+        stdout: 'No changes in the models since the last migration: no migration written.\n',
+      });
+      expect(readdirSync(join(project, 'migrations/sqlite'))).toEqual(files);
 
-    const up = await core(['migrate'], { cwd: project });
-    expect(up.code).toBe(0);
-    expect(up.stdout).toMatch(/^Applied Migration\d{14}$/m);
-    const upAgain = inProject('npm', ['run', '-s', 'migrate']);
-    expect(upAgain.output).toContain('No pending migrations: the database is up to date.');
-    expect(upAgain.code).toBe(0);
-  }, TOOL_TIMEOUT);
+      const up = await core(['migrate'], { cwd: project });
+      expect(up.code).toBe(0);
+      expect(up.stdout).toMatch(/^Applied Migration\d{14}$/m);
+      const upAgain = inProject('npm', ['run', '-s', 'migrate']);
+      expect(upAgain.output).toContain('No pending migrations: the database is up to date.');
+      expect(upAgain.code).toBe(0);
+    },
+    TOOL_TIMEOUT,
+  );
 
-  it('type-checks (npx tsc --noEmit), migrations included', () => {
-    const tsc = inProject('npx', ['tsc', '--noEmit']);
-    expect(withoutNpmNotices(tsc.output).trim()).toBe('');
-    expect(tsc.code).toBe(0);
-  }, TOOL_TIMEOUT);
+  it(
+    'type-checks (npx tsc --noEmit), migrations included',
+    () => {
+      const tsc = inProject('npx', ['tsc', '--noEmit']);
+      expect(withoutNpmNotices(tsc.output).trim()).toBe('');
+      expect(tsc.code).toBe(0);
+    },
+    TOOL_TIMEOUT,
+  );
 
   it('core run serves the app, prints its URLs and leaves no process behind on SIGTERM', async () => {
     const port = 18_000 + Math.floor(Math.random() * 2000);
-    const child = spawn(process.execPath, [CORE_BIN, 'run', '--port', String(port)], { cwd: project, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [CORE_BIN, 'run', '--port', String(port)], {
+      cwd: project,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.resume();
@@ -145,7 +180,10 @@ export const NoteSchema = defineModel(Note, {
       let health: unknown = null;
       for (let i = 0; i < 100 && health === null; i++) {
         await new Promise((r) => setTimeout(r, 200));
-        health = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.json() as Promise<unknown>, () => null);
+        health = await fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.json() as Promise<unknown>,
+          () => null,
+        );
       }
       expect(health).toEqual({ status: 'ok' });
       expect(stdout).toContain(`API   http://127.0.0.1:${port}/`);
@@ -156,7 +194,12 @@ export const NoteSchema = defineModel(Note, {
       expect(await exited).toBe(0);
       for (let i = 0; i < 50 && descendants.some(isAlive); i++) await new Promise((r) => setTimeout(r, 100));
       expect(descendants.filter(isAlive)).toEqual([]);
-      expect(await fetch(`http://127.0.0.1:${port}/health`).then(() => 'up', () => 'down')).toBe('down');
+      expect(
+        await fetch(`http://127.0.0.1:${port}/health`).then(
+          () => 'up',
+          () => 'down',
+        ),
+      ).toBe('down');
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
@@ -169,26 +212,35 @@ export const NoteSchema = defineModel(Note, {
       expect(startapp.code, startapp.stderr).toBe(0);
     }, 120_000);
 
-    it('type-checks src/ and bundles it into dist/main.js with the ORM, the drivers and pino left external', () => {
-      const build = inProject('npm', ['run', 'build']);
-      expect(build.code, build.output).toBe(0);
-      expect(build.output).toContain('tsc -p tsconfig.build.json && node scripts/build.mjs');
-      expect(readdirSync(join(project, 'dist')).sort()).toEqual(['main.js', 'main.js.map']);
-      const bundle = readFileSync(join(project, 'dist/main.js'), 'utf8');
-      for (const external of ['@mikro-orm/core', 'pino']) expect(bundle).toContain(`from "${external}"`);
-      // The Swagger UI stays external too, imported on the first /docs request only (swaggerUiOnDemand).
-      expect(bundle).toContain('import("@fastify/swagger-ui")');
-      expect(bundle).not.toContain('from "@fastify/swagger-ui"');
-      // Fastify, TypeBox and the runtime are inside the bundle, not loaded from node_modules.
-      for (const bundled of ['fastify', 'typebox', '@core/runtime']) expect(bundle).not.toMatch(new RegExp(`from "${bundled}"|require\\("${bundled}"\\)`));
-    }, TOOL_TIMEOUT);
+    it(
+      'type-checks src/ and bundles it into dist/main.js with the ORM, the drivers and pino left external',
+      () => {
+        const build = inProject('npm', ['run', 'build']);
+        expect(build.code, build.output).toBe(0);
+        expect(build.output).toContain('tsc -p tsconfig.build.json && node scripts/build.mjs');
+        expect(readdirSync(join(project, 'dist')).sort()).toEqual(['main.js', 'main.js.map']);
+        const bundle = readFileSync(join(project, 'dist/main.js'), 'utf8');
+        for (const external of ['@mikro-orm/core', 'pino']) expect(bundle).toContain(`from "${external}"`);
+        // The Swagger UI stays external too, imported on the first /docs request only (swaggerUiOnDemand).
+        expect(bundle).toContain('import("@fastify/swagger-ui")');
+        expect(bundle).not.toContain('from "@fastify/swagger-ui"');
+        // Fastify, TypeBox and the runtime are inside the bundle, not loaded from node_modules.
+        for (const bundled of ['fastify', 'typebox', '@core/runtime'])
+          expect(bundle).not.toMatch(new RegExp(`from "${bundled}"|require\\("${bundled}"\\)`));
+      },
+      TOOL_TIMEOUT,
+    );
 
-    it('leaves the migration runner working from the sources (npm run migrate)', () => {
-      // `core startapp` applied the app's migration already (development).
-      const up = inProject('npm', ['run', '-s', 'migrate']);
-      expect(up.output).toContain('No pending migrations: the database is up to date.');
-      expect(up.code).toBe(0);
-    }, TOOL_TIMEOUT);
+    it(
+      'leaves the migration runner working from the sources (npm run migrate)',
+      () => {
+        // `core startapp` applied the app's migration already (development).
+        const up = inProject('npm', ['run', '-s', 'migrate']);
+        expect(up.output).toContain('No pending migrations: the database is up to date.');
+        expect(up.code).toBe(0);
+      },
+      TOOL_TIMEOUT,
+    );
 
     it('serves in production: a create (one @mikro-orm/core), a read, the docs, JSON logs, exit 0 on SIGTERM', async () => {
       const token = (await core(['token', '--role', 'admin'], { cwd: project })).stdout.trim();
@@ -197,7 +249,11 @@ export const NoteSchema = defineModel(Note, {
       // The docs are opt-in in production (DOCS_ENABLED): on here, to check the bundle serves the UI.
       const server = await startBuilt({ ENVIRONMENT: 'production', DOCS_ENABLED: 'true' });
       try {
-        const created = await fetch(`${server.baseUrl}/tasks/`, { method: 'POST', headers, body: JSON.stringify({ title: 'Ship it' }) });
+        const created = await fetch(`${server.baseUrl}/tasks/`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ title: 'Ship it' }),
+        });
         const body = (await created.json()) as { data: { id: string; title: string } };
         expect(created.status, JSON.stringify(body)).toBe(201);
         const read = await fetch(`${server.baseUrl}/tasks/${body.data.id}`, { headers });
@@ -208,7 +264,10 @@ export const NoteSchema = defineModel(Note, {
         expect((await fetch(`${server.baseUrl}/docs/json`)).status).toBe(200);
         server.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
-        const logLine = server.output().split('\n').find((line) => line.includes('Server listening'));
+        const logLine = server
+          .output()
+          .split('\n')
+          .find((line) => line.includes('Server listening'));
         expect(JSON.parse(logLine!)).toMatchObject({ level: 30, msg: expect.stringContaining('Server listening') });
       } finally {
         if (server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -219,7 +278,8 @@ export const NoteSchema = defineModel(Note, {
       const server = await startBuilt({});
       try {
         // The worker thread writes a moment later than the server answers.
-        for (let i = 0; i < 50 && !server.output().includes('Server listening'); i++) await new Promise((r) => setTimeout(r, 100));
+        for (let i = 0; i < 50 && !server.output().includes('Server listening'); i++)
+          await new Promise((r) => setTimeout(r, 100));
         expect(server.output()).toMatch(/INFO.*Server listening/);
         server.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
@@ -228,42 +288,59 @@ export const NoteSchema = defineModel(Note, {
       }
     }, 60_000);
 
-    it('core client writes a typed client; core generate refreshes it; a script using it type-checks and runs green', async () => {
-      const client = await core(['client'], { cwd: project });
-      expect(client.code, client.stderr).toBe(0);
-      for (const file of ['openapi.json', 'schema.d.ts', 'index.ts']) expect(client.stdout).toContain(`CREATE src/client/${file}`);
+    it(
+      'core client writes a typed client; core generate refreshes it; a script using it type-checks and runs green',
+      async () => {
+        const client = await core(['client'], { cwd: project });
+        expect(client.code, client.stderr).toBe(0);
+        for (const file of ['openapi.json', 'schema.d.ts', 'index.ts'])
+          expect(client.stdout).toContain(`CREATE src/client/${file}`);
 
-      // A second resource and a relation to it: the client follows the regenerated routes.
-      expect((await core(['startapp', 'projects'], { cwd: project })).code).toBe(0);
-      const manifestPath = (module: string): string => join(project, `src/apps/${module}/${module}.resource.json`);
-      const edit = (module: string, change: (manifest: Record<string, Record<string, unknown>>) => void): void => {
-        const manifest = JSON.parse(readFileSync(manifestPath(module), 'utf8')) as Record<string, Record<string, unknown>>;
-        change(manifest);
-        writeFileSync(manifestPath(module), `${JSON.stringify(manifest, null, 2)}\n`);
-      };
-      edit('projects', (m) => (m['fields']!['name'] = { type: 'string', max_length: 120 }));
-      edit('tasks', (m) => (m['relations'] = { project: { kind: 'many-to-one', target: 'projects', nullable: true, on_delete: 'set null' } }));
-      const generate = await core(['generate'], { cwd: project });
-      expect(generate.code, generate.stderr).toBe(0);
-      expect(generate.stdout).toContain('UPDATE src/client/schema.d.ts');
-      expect(readFileSync(join(project, 'src/client/schema.d.ts'), 'utf8')).toContain('ProjectOut');
+        // A second resource and a relation to it: the client follows the regenerated routes.
+        expect((await core(['startapp', 'projects'], { cwd: project })).code).toBe(0);
+        const manifestPath = (module: string): string => join(project, `src/apps/${module}/${module}.resource.json`);
+        const edit = (module: string, change: (manifest: Record<string, Record<string, unknown>>) => void): void => {
+          const manifest = JSON.parse(readFileSync(manifestPath(module), 'utf8')) as Record<
+            string,
+            Record<string, unknown>
+          >;
+          change(manifest);
+          writeFileSync(manifestPath(module), `${JSON.stringify(manifest, null, 2)}\n`);
+        };
+        edit('projects', (m) => (m['fields']!['name'] = { type: 'string', max_length: 120 }));
+        edit(
+          'tasks',
+          (m) =>
+            (m['relations'] = {
+              project: { kind: 'many-to-one', target: 'projects', nullable: true, on_delete: 'set null' },
+            }),
+        );
+        const generate = await core(['generate'], { cwd: project });
+        expect(generate.code, generate.stderr).toBe(0);
+        expect(generate.stdout).toContain('UPDATE src/client/schema.d.ts');
+        expect(readFileSync(join(project, 'src/client/schema.d.ts'), 'utf8')).toContain('ProjectOut');
 
-      writeFileSync(join(project, 'test/client-flow.ts'), CLIENT_FLOW);
-      const tsc = inProject('npx', ['tsc', '--noEmit']);
-      expect(withoutNpmNotices(tsc.output).trim()).toBe('');
-      expect(tsc.code).toBe(0);
+        writeFileSync(join(project, 'test/client-flow.ts'), CLIENT_FLOW);
+        const tsc = inProject('npx', ['tsc', '--noEmit']);
+        expect(withoutNpmNotices(tsc.output).trim()).toBe('');
+        expect(tsc.code).toBe(0);
 
-      const token = (await core(['token', '--role', 'admin'], { cwd: project })).stdout.trim();
-      const server = await startSource();
-      try {
-        const flow = inProject(process.execPath, ['--import', 'tsx', 'test/client-flow.ts'], { API_URL: server.baseUrl, API_TOKEN: token });
-        expect(flow.output).toContain('client flow: ok');
-        expect(flow.code).toBe(0);
-      } finally {
-        server.child.kill('SIGTERM');
-        await server.exited;
-      }
-    }, TOOL_TIMEOUT);
+        const token = (await core(['token', '--role', 'admin'], { cwd: project })).stdout.trim();
+        const server = await startSource();
+        try {
+          const flow = inProject(process.execPath, ['--import', 'tsx', 'test/client-flow.ts'], {
+            API_URL: server.baseUrl,
+            API_TOKEN: token,
+          });
+          expect(flow.output).toContain('client flow: ok');
+          expect(flow.code).toBe(0);
+        } finally {
+          server.child.kill('SIGTERM');
+          await server.exited;
+        }
+      },
+      TOOL_TIMEOUT,
+    );
   });
 });
 
@@ -282,10 +359,19 @@ interface BuiltServer {
  */
 async function startBuilt(env: Record<string, string>): Promise<BuiltServer> {
   const port = 20_000 + Math.floor(Math.random() * 2000);
-  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY' && key !== 'ENVIRONMENT'));
-  const start = (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ');
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY' && key !== 'ENVIRONMENT',
+    ),
+  );
+  const start = (
+    JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start.split(' ');
   expect(start[0]).toBe('node');
-  const child = spawn(process.execPath, start.slice(1), { cwd: project, env: { ...base, NO_COLOR: '1', PORT: String(port), ...env } });
+  const child = spawn(process.execPath, start.slice(1), {
+    cwd: project,
+    env: { ...base, NO_COLOR: '1', PORT: String(port), ...env },
+  });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -293,7 +379,10 @@ async function startBuilt(env: Record<string, string>): Promise<BuiltServer> {
   const baseUrl = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 150; i++) {
     if (child.exitCode !== null) break;
-    const status = await fetch(`${baseUrl}/health`).then((r) => r.status, () => 0);
+    const status = await fetch(`${baseUrl}/health`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return { child, baseUrl, output: () => output, exited };
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -304,15 +393,26 @@ async function startBuilt(env: Record<string, string>): Promise<BuiltServer> {
 /** The app from its sources (`src/main.ts` with the project's tsx), once it answers GET /health. */
 async function startSource(): Promise<BuiltServer> {
   const port = 22_000 + Math.floor(Math.random() * 2000);
-  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: project, env: { ...base, NO_COLOR: '1', PORT: String(port), LOG_LEVEL: 'warn' } });
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST') && key !== 'SECRET_KEY'),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: project,
+    env: { ...base, NO_COLOR: '1', PORT: String(port), LOG_LEVEL: 'warn' },
+  });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   const baseUrl = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 150 && child.exitCode === null; i++) {
-    if ((await fetch(`${baseUrl}/health`).then((r) => r.status, () => 0)) === 200) return { child, baseUrl, output: () => output, exited };
+    if (
+      (await fetch(`${baseUrl}/health`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      return { child, baseUrl, output: () => output, exited };
     await new Promise((r) => setTimeout(r, 200));
   }
   child.kill('SIGKILL');
@@ -332,7 +432,11 @@ function descendantsOf(pid: number): number[] {
     }
   }
   const out: number[] = [];
-  const walk = (p: number) => (children.get(p) ?? []).forEach((c) => (out.push(c), walk(c)));
+  const walk = (p: number) =>
+    (children.get(p) ?? []).forEach((c) => {
+      out.push(c);
+      walk(c);
+    });
   walk(pid);
   return out;
 }

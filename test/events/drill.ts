@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { signToken } from '@core/runtime';
@@ -48,11 +47,15 @@ export async function startInstance(name: string, env: Record<string, string>): 
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await eventually(() => {
-    if (child.exitCode !== null) throw new Error(`instance ${name} exited (${child.exitCode}): ${stderr}`);
-    const line = stdout.split('\n').find((l) => l.startsWith('{"port"'));
-    return line ? (JSON.parse(line) as { port: number }).port : undefined;
-  }, 60_000, `instance ${name} to listen`).catch((err: Error) => {
+  const port = await eventually(
+    () => {
+      if (child.exitCode !== null) throw new Error(`instance ${name} exited (${child.exitCode}): ${stderr}`);
+      const line = stdout.split('\n').find((l) => l.startsWith('{"port"'));
+      return line ? (JSON.parse(line) as { port: number }).port : undefined;
+    },
+    60_000,
+    `instance ${name} to listen`,
+  ).catch((err: Error) => {
     child.kill('SIGKILL');
     throw new Error(`${err.message}\n${stderr}`);
   });
@@ -85,7 +88,11 @@ export async function startInstance(name: string, env: Record<string, string>): 
 /** Waits until every instance's broker is ready. */
 export async function whenReady(instances: readonly Instance[]): Promise<void> {
   for (const instance of instances) {
-    await eventually(async () => ((await instance.stats())?.ready ? true : undefined), 20_000, `${instance.name}'s broker to be ready`);
+    await eventually(
+      async () => ((await instance.stats())?.ready ? true : undefined),
+      20_000,
+      `${instance.name}'s broker to be ready`,
+    );
   }
 }
 
@@ -173,7 +180,12 @@ export interface DrillPhase {
 }
 
 /** The environment of a drill instance. */
-export function drillEnv(options: { databaseUrl: string; natsUrl: string; project: string; log: string }): Record<string, string> {
+export function drillEnv(options: {
+  databaseUrl: string;
+  natsUrl: string;
+  project: string;
+  log: string;
+}): Record<string, string> {
   return {
     DATABASE_URL: options.databaseUrl,
     EVENTS_URL: options.natsUrl,
@@ -203,7 +215,8 @@ export async function runPhase(options: DrillPhase): Promise<DrillReport> {
     const rowsBefore = Number((await db.query('select count(*) as n from tasks')).rows[0].n);
     const streamBefore = (await look.messages(stream)).at(-1)?.seq ?? 0;
     const relaysBefore = new Map<string, InstanceStats['relay']>();
-    for (const instance of instances) if (instance.alive) relaysBefore.set(instance.name, (await instance.stats()).relay);
+    for (const instance of instances)
+      if (instance.alive) relaysBefore.set(instance.name, (await instance.stats()).relay);
     let killed: string | null = null;
     const victim = instances.at(-1)!;
     const { created } = await createTasks(instances, options.n, {
@@ -217,14 +230,28 @@ export async function runPhase(options: DrillPhase): Promise<DrillReport> {
       },
     });
     const rows = Number((await db.query('select count(*) as n from tasks')).rows[0].n) - rowsBefore;
-    const ids: string[] = (await db.query('select id from core_outbox where seq > $1', [seqBefore])).rows.map((r: { id: string }) => r.id);
+    const ids: string[] = (await db.query('select id from core_outbox where seq > $1', [seqBefore])).rows.map(
+      (r: { id: string }) => r.id,
+    );
     const phaseIds = new Set(ids);
-    await eventually(async () => {
-      const all = (await look.messages(stream)).filter((m) => m.seq > streamBefore);
-      return all.length >= ids.length ? all : undefined;
-    }, 120_000, `${ids.length} new messages in ${stream}`);
-    const deliveriesOf = (handler: string) => readDeliveries(options.log).filter((d) => d.handler === handler && phaseIds.has(d.id));
-    await eventually(() => (['audit', 'notify'].every((h) => new Set(deliveriesOf(h).map((d) => d.id)).size >= ids.length) ? true : undefined), 120_000, 'both handlers to see every event');
+    await eventually(
+      async () => {
+        const all = (await look.messages(stream)).filter((m) => m.seq > streamBefore);
+        return all.length >= ids.length ? all : undefined;
+      },
+      120_000,
+      `${ids.length} new messages in ${stream}`,
+    );
+    const deliveriesOf = (handler: string) =>
+      readDeliveries(options.log).filter((d) => d.handler === handler && phaseIds.has(d.id));
+    await eventually(
+      () =>
+        ['audit', 'notify'].every((h) => new Set(deliveriesOf(h).map((d) => d.id)).size >= ids.length)
+          ? true
+          : undefined,
+      120_000,
+      'both handlers to see every event',
+    );
     // Late redeliveries, or a stray second publish, would show up in this time.
     await new Promise((r) => setTimeout(r, 500));
     const finalMessages = (await look.messages(stream)).filter((m) => m.seq > streamBefore);

@@ -5,7 +5,8 @@
  */
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { vi } from 'vitest';
-import { dbManager, eventBrokerOf, Kernel, loadSettings, signToken, type Database, type EventBroker } from '@core/runtime';
+import { dbManager, eventBrokerOf, Kernel, loadSettings, signToken, type Database } from '@core/runtime';
+import type { EventBroker } from '../../runtime/src/outbox/event-broker.js';
 import { buildApp } from '../../fixtures/apps/tasks/src/main.js';
 
 const SECRET = 'k'.repeat(48);
@@ -24,8 +25,14 @@ export interface EventsApp {
  * Builds and readies the app on `databaseUrl` with `env` (EVENTS_URL, PROJECT_NAME, EVENTS_*) in the
  * environment while it is built. `beforeReady` runs before the kernel starts (subscribe handlers).
  */
-export async function startEventsApp(databaseUrl: string, env: Record<string, string>, beforeReady?: (kernel: Kernel, db: Database) => void | Promise<void>): Promise<EventsApp> {
-  const settings = loadSettings({ env: { DATABASE_URL: databaseUrl, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent', ...env } });
+export async function startEventsApp(
+  databaseUrl: string,
+  env: Record<string, string>,
+  beforeReady?: (kernel: Kernel, db: Database) => void | Promise<void>,
+): Promise<EventsApp> {
+  const settings = loadSettings({
+    env: { DATABASE_URL: databaseUrl, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent', ...env },
+  });
   const setup = vi.spyOn(Kernel.prototype, 'setup');
   vi.stubEnv('SECRET_KEY', SECRET);
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
@@ -52,7 +59,10 @@ export async function startEventsApp(databaseUrl: string, env: Record<string, st
     db,
     broker,
     request(options) {
-      const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(options.headers as Record<string, string> | undefined) };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${token}`,
+        ...(options.headers as Record<string, string> | undefined),
+      };
       if (options.payload !== undefined) headers['content-type'] ??= 'application/json';
       return app.inject({ ...options, headers });
     },

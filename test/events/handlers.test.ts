@@ -45,7 +45,9 @@ describeWithNats('named event handlers', () => {
           EVENTS_OUTBOX_RETENTION_S: '0.3',
         },
         (kernel) => {
-          kernel.dispatcher.subscribe('tasks.created', (event) => void audit.push({ event, at: Date.now() }), { name: 'audit' });
+          kernel.dispatcher.subscribe('tasks.created', (event) => void audit.push({ event, at: Date.now() }), {
+            name: 'audit',
+          });
           kernel.dispatcher.subscribe(
             'tasks.created',
             (event) => {
@@ -76,10 +78,14 @@ describeWithNats('named event handlers', () => {
       for (const title of titles) await create(title);
       // Each create raises two `tasks.created` events: the entity event and the service's domain event.
       await eventually(() => (audit.length >= 6 ? true : undefined), 10_000, 'audit to see 6 events');
-      const dead = await eventually(async () => {
-        const messages = await look.messages(`HANDLERS_${dialect.toUpperCase()}_DLQ`);
-        return messages.length > 0 ? messages : undefined;
-      }, 15_000, 'a dead letter');
+      const dead = await eventually(
+        async () => {
+          const messages = await look.messages(`HANDLERS_${dialect.toUpperCase()}_DLQ`);
+          return messages.length > 0 ? messages : undefined;
+        },
+        15_000,
+        'a dead letter',
+      );
 
       // audit: every event once, each with the id the broker carried.
       const auditIds = audit.map((c) => c.event.id);
@@ -100,7 +106,12 @@ describeWithNats('named event handlers', () => {
       expect(dead).toHaveLength(1);
       expect(dead[0]).toMatchObject({
         subject: `${project}.dlq.flaky`,
-        headers: { 'Core-Handler': 'flaky', 'Core-Error': 'cannot digest poison', 'Core-Attempts': '3', 'Core-Subject': `${project}.events.tasks.created` },
+        headers: {
+          'Core-Handler': 'flaky',
+          'Core-Error': 'cannot digest poison',
+          'Core-Attempts': '3',
+          'Core-Subject': `${project}.events.tasks.created`,
+        },
         body: { id: poison[0]!.event.id, name: 'tasks.created', payload: { title: 'poison' } },
       });
 
@@ -111,7 +122,11 @@ describeWithNats('named event handlers', () => {
       // Nothing is left to deliver to either consumer.
       for (const durable of ['audit', 'flaky']) {
         const info = await look.jsm.consumers.info(`HANDLERS_${dialect.toUpperCase()}_EVENTS`, durable);
-        expect({ durable, pending: info.num_pending, unacked: info.num_ack_pending }).toEqual({ durable, pending: 0, unacked: 0 });
+        expect({ durable, pending: info.num_pending, unacked: info.num_ack_pending }).toEqual({
+          durable,
+          pending: 0,
+          unacked: 0,
+        });
       }
       expect(ctx.broker.stats().handlers).toMatchObject({
         audit: { handled: 6, retried: 0, deadLettered: 0 },
@@ -121,10 +136,14 @@ describeWithNats('named event handlers', () => {
 
     it('prunes published rows after EVENTS_OUTBOX_RETENTION_S', async () => {
       await create('pruned soon');
-      await eventually(async () => {
-        const rows = await ctx.db.select<{ n: number | string }>('select count(*) as n from core_outbox');
-        return Number(rows[0]!.n) === 0 ? true : undefined;
-      }, 5000, 'core_outbox to be emptied');
+      await eventually(
+        async () => {
+          const rows = await ctx.db.select<{ n: number | string }>('select count(*) as n from core_outbox');
+          return Number(rows[0]!.n) === 0 ? true : undefined;
+        },
+        5000,
+        'core_outbox to be emptied',
+      );
       expect(ctx.broker.stats().relay.pruned).toBeGreaterThanOrEqual(8);
     });
   });

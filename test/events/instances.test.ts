@@ -17,11 +17,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseManager } from '@core/runtime';
 import '../../fixtures/apps/tasks/src/main.js';
 import { createPgDatabase, IN_CI, pgUnavailable } from '../helpers/databases.js';
 import { describeWithNats, eventually, inspector, startNats, type NatsServer } from '../helpers/nats.js';
 import { createTasks, drillEnv, runPhase, startInstance, whenReady, type DrillReport, type Instance } from './drill.js';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
 
 /** CI-sized; `npm run drill:events` runs 1,000. */
 const N = 200;
@@ -32,7 +32,9 @@ function describeOnPostgres(title: string, body: () => void): void {
     return;
   }
   if (IN_CI) {
-    describe(title, () => it('needs PostgreSQL in CI', () => expect.fail(`${pgUnavailable} — CI must run the PostgreSQL suites`)));
+    describe(title, () =>
+      it('needs PostgreSQL in CI', () => expect.fail(`${pgUnavailable} — CI must run the PostgreSQL suites`)),
+    );
     return;
   }
   console.warn(`[skip] ${title}: ${pgUnavailable}`);
@@ -41,7 +43,10 @@ function describeOnPostgres(title: string, body: () => void): void {
 
 function summary(label: string, report: DrillReport): string {
   const relays = Object.entries(report.relays)
-    .map(([name, r]) => `${name}: ${r.publishAttempts} publish attempts, ${r.duplicates} duplicate acks, ${r.failures} failures`)
+    .map(
+      ([name, r]) =>
+        `${name}: ${r.publishAttempts} publish attempts, ${r.duplicates} duplicate acks, ${r.failures} failures`,
+    )
     .join('; ');
   const handlers = Object.entries(report.handlers)
     .map(([name, h]) => `${name} ${h.invocations} calls for ${h.distinctEvents} events`)
@@ -131,7 +136,9 @@ describeWithNats('events across instances', () => {
         const { created, failedSends } = await createTasks([a], 100, { label: 'outage' });
         expect({ created, failedSends }).toEqual({ created: 100, failedSends: 0 });
         await a.kill();
-        const pending: string[] = (await db.query('select id from core_outbox where seq > $1 and published_at is null', [seqBefore])).rows.map((r: { id: string }) => r.id);
+        const pending: string[] = (
+          await db.query('select id from core_outbox where seq > $1 and published_at is null', [seqBefore])
+        ).rows.map((r: { id: string }) => r.id);
         expect(pending).toHaveLength(200);
 
         // The next instance starts while the broker is still down (it serves, its relay waits), then the broker returns.
@@ -141,7 +148,12 @@ describeWithNats('events across instances', () => {
         await whenReady([c]);
         const after = await inspector(nats.url);
         try {
-          await eventually(async () => ((await after.messages(stream)).filter((m) => m.seq > streamBefore).length >= 200 ? true : undefined), 30_000, '200 messages');
+          await eventually(
+            async () =>
+              (await after.messages(stream)).filter((m) => m.seq > streamBefore).length >= 200 ? true : undefined,
+            30_000,
+            '200 messages',
+          );
           // A moment for a stray second publish to land, had there been one.
           await new Promise((r) => setTimeout(r, 1000));
           const messages = (await after.messages(stream)).filter((m) => m.seq > streamBefore);
@@ -150,10 +162,15 @@ describeWithNats('events across instances', () => {
         } finally {
           await after.close();
         }
-        const unpublished = await db.query('select count(*) as n from core_outbox where seq > $1 and published_at is null', [seqBefore]);
+        const unpublished = await db.query(
+          'select count(*) as n from core_outbox where seq > $1 and published_at is null',
+          [seqBefore],
+        );
         expect(Number(unpublished.rows[0].n)).toBe(0);
         const relay = (await c.stats()).relay;
-        console.log(`[events drill] outage: 200 events published by the next instance; ${relay.publishAttempts} publish attempts, ${relay.duplicates} duplicate acks`);
+        console.log(
+          `[events drill] outage: 200 events published by the next instance; ${relay.publishAttempts} publish attempts, ${relay.duplicates} duplicate acks`,
+        );
       } finally {
         await db.end();
         await nats.start();

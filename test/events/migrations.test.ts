@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { applyMigrations, createMigration, DatabaseManager, pendingMigrations } from '@core/runtime';
+import { applyMigrations, createMigration, pendingMigrations } from '@core/runtime';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
 import '../../fixtures/apps/tasks/src/main.js';
 import { describePerDatabase } from '../helpers/databases.js';
 
@@ -34,9 +35,28 @@ describePerDatabase('Core migrations', ({ name: dialect, url }) => {
     const db = await manager.initApp(databaseUrl);
     try {
       const occurred = dialect === 'sqlite' ? Date.now() : new Date();
-      await db.connection.getKnex().raw('insert into core_outbox (id, name, body, occurred_at) values (?, ?, ?, ?)', ['e1', 'tasks.created', '{}', occurred]);
-      const rows = await db.select<Record<string, unknown>>('select seq, id, name, body, published_at, attempts, last_error from core_outbox');
-      expect(rows).toEqual([{ seq: dialect === 'sqlite' ? 1 : '1', id: 'e1', name: 'tasks.created', body: '{}', published_at: null, attempts: 0, last_error: null }]);
+      await db.connection
+        .getKnex()
+        .raw('insert into core_outbox (id, name, body, occurred_at) values (?, ?, ?, ?)', [
+          'e1',
+          'tasks.created',
+          '{}',
+          occurred,
+        ]);
+      const rows = await db.select<Record<string, unknown>>(
+        'select seq, id, name, body, published_at, attempts, last_error from core_outbox',
+      );
+      expect(rows).toEqual([
+        {
+          seq: dialect === 'sqlite' ? 1 : '1',
+          id: 'e1',
+          name: 'tasks.created',
+          body: '{}',
+          published_at: null,
+          attempts: 0,
+          last_error: null,
+        },
+      ]);
     } finally {
       await manager.close();
     }

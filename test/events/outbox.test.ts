@@ -5,7 +5,15 @@
  * `<project>.events.<name>` with `Nats-Msg-Id` = the event id, and marks them published.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { domainEvent, EventRefusedError, loadEventsSettings, SettingsError, UnitOfWork, type DomainEvent, type QueryEvent } from '@core/runtime';
+import {
+  domainEvent,
+  EventRefusedError,
+  SettingsError,
+  UnitOfWork,
+  type DomainEvent,
+  type QueryEvent,
+} from '@core/runtime';
+import { loadEventsSettings } from '../../runtime/src/settings/settings.js';
 import { describePerDatabase } from '../helpers/databases.js';
 import { describeWithNats, eventually, freePort, inspector, startNats, type NatsServer } from '../helpers/nats.js';
 import { startEventsApp, type EventsApp } from './fixture-app.js';
@@ -37,9 +45,13 @@ describeWithNats('events outbox', () => {
     const local: DomainEvent[] = [];
 
     beforeAll(async () => {
-      ctx = await startEventsApp(url(), { EVENTS_URL: nats.url, PROJECT_NAME: project, EVENTS_RELAY_INTERVAL_S: '0.2' }, (kernel) => {
-        kernel.dispatcher.subscribe('*', (event) => void local.push(event));
-      });
+      ctx = await startEventsApp(
+        url(),
+        { EVENTS_URL: nats.url, PROJECT_NAME: project, EVENTS_RELAY_INTERVAL_S: '0.2' },
+        (kernel) => {
+          kernel.dispatcher.subscribe('*', (event) => void local.push(event));
+        },
+      );
       await ctx.broker.whenReady();
       look = await inspector(nats.url);
     });
@@ -48,22 +60,31 @@ describeWithNats('events outbox', () => {
       await ctx?.close();
     });
 
-    const outbox = (): Promise<OutboxRow[]> => ctx.db.select<OutboxRow>('select id, name, body, published_at from core_outbox order by seq');
+    const outbox = (): Promise<OutboxRow[]> =>
+      ctx.db.select<OutboxRow>('select id, name, body, published_at from core_outbox order by seq');
     const streamMessages = (): ReturnType<typeof look.messages> => look.messages(stream);
     /** The stream's messages once it holds `count`, and not one more. */
     const published = async (count: number) => {
-      const messages = await eventually(async () => {
-        const all = await streamMessages();
-        return all.length >= count ? all : undefined;
-      }, 10_000, `${count} messages in ${stream}`);
+      const messages = await eventually(
+        async () => {
+          const all = await streamMessages();
+          return all.length >= count ? all : undefined;
+        },
+        10_000,
+        `${count} messages in ${stream}`,
+      );
       expect(messages).toHaveLength(count);
       return messages;
     };
 
-    it('publishes a create\'s entity and domain events once each, with the event id as Nats-Msg-Id, and marks them published', async () => {
+    it("publishes a create's entity and domain events once each, with the event id as Nats-Msg-Id, and marks them published", async () => {
       const sql: QueryEvent[] = [];
       const off = ctx.db.onQuery((q) => sql.push(q));
-      const res = await ctx.request({ method: 'POST', url: '/tasks/', payload: { title: 'ship the outbox', assignee_email: 'secret@example.com' } });
+      const res = await ctx.request({
+        method: 'POST',
+        url: '/tasks/',
+        payload: { title: 'ship the outbox', assignee_email: 'secret@example.com' },
+      });
       off();
       expect(res.statusCode).toBe(201);
       const task = res.json().data as { id: string };
@@ -82,7 +103,12 @@ describeWithNats('events outbox', () => {
       const [entity, domain] = messages;
       for (const m of messages) {
         expect(m.msgId).toBe(m.body.id);
-        expect(m.body).toEqual({ id: expect.any(String), name: 'tasks.created', occurred_at: expect.any(String), payload: expect.anything() });
+        expect(m.body).toEqual({
+          id: expect.any(String),
+          name: 'tasks.created',
+          occurred_at: expect.any(String),
+          payload: expect.anything(),
+        });
         expect(new Date(m.body.occurred_at).toISOString()).toBe(m.body.occurred_at);
       }
       // Entity events carry the key and the names of the written fields, never their values.
@@ -99,10 +125,14 @@ describeWithNats('events outbox', () => {
       // In-process handlers got the same events, with the ids the broker carries.
       expect(local.map((e) => e.id)).toEqual([entity!.msgId, domain!.msgId]);
 
-      const rows = await eventually(async () => {
-        const all = await outbox();
-        return all.every((r) => r.published_at !== null) ? all : undefined;
-      }, 5000, 'rows marked published');
+      const rows = await eventually(
+        async () => {
+          const all = await outbox();
+          return all.every((r) => r.published_at !== null) ? all : undefined;
+        },
+        5000,
+        'rows marked published',
+      );
       expect(rows.map((r) => r.id)).toEqual([entity!.msgId, domain!.msgId]);
       expect(rows.map((r) => JSON.parse(r.body))).toEqual([entity!.body, domain!.body]);
     });
@@ -112,7 +142,12 @@ describeWithNats('events outbox', () => {
       const rowsBefore = (await outbox()).length;
       await expect(
         UnitOfWork.run(async (uow) => {
-          await uow.query('insert into tasks (id, title, priority, is_completed) values (?, ?, ?, ?)', [crypto.randomUUID(), 'doomed', 'low', ctx.db.toDriverValue(false)]);
+          await uow.query('insert into tasks (id, title, priority, is_completed) values (?, ?, ?, ?)', [
+            crypto.randomUUID(),
+            'doomed',
+            'low',
+            ctx.db.toDriverValue(false),
+          ]);
           uow.raise(domainEvent('tasks.doomed', { why: 'rolled back' }));
           throw new Error('changed my mind');
         }),
@@ -129,7 +164,12 @@ describeWithNats('events outbox', () => {
       let raised: unknown;
       await expect(
         UnitOfWork.run(async (uow) => {
-          await uow.query('insert into tasks (id, title, priority, is_completed) values (?, ?, ?, ?)', [crypto.randomUUID(), 'too big', 'low', ctx.db.toDriverValue(false)]);
+          await uow.query('insert into tasks (id, title, priority, is_completed) values (?, ?, ?, ?)', [
+            crypto.randomUUID(),
+            'too big',
+            'low',
+            ctx.db.toDriverValue(false),
+          ]);
           try {
             uow.raise(domainEvent('tasks.attached', { blob: 'x'.repeat(1024 * 1024) }));
           } catch (err) {
@@ -139,10 +179,14 @@ describeWithNats('events outbox', () => {
         }),
       ).rejects.toBeInstanceOf(EventRefusedError);
       expect((raised as Error).message).toMatch(/over the broker's limit/);
-      expect((await ctx.db.select<{ n: number | string }>("select count(*) as n from tasks where title = 'too big'"))[0]!.n).toEqual(dialect === 'sqlite' ? 0 : '0');
+      expect(
+        (await ctx.db.select<{ n: number | string }>("select count(*) as n from tasks where title = 'too big'"))[0]!.n,
+      ).toEqual(dialect === 'sqlite' ? 0 : '0');
       expect((await outbox()).length).toBe(before);
       // A name no subject can carry is refused the same way.
-      await expect(UnitOfWork.run((uow) => uow.raise(domainEvent('tasks.*', {})))).rejects.toBeInstanceOf(EventRefusedError);
+      await expect(UnitOfWork.run((uow) => uow.raise(domainEvent('tasks.*', {})))).rejects.toBeInstanceOf(
+        EventRefusedError,
+      );
     });
 
     it('records an event dispatched outside a unit of work in a transaction of its own, then publishes it', async () => {
@@ -151,16 +195,29 @@ describeWithNats('events outbox', () => {
       // Recorded before dispatch resolves.
       expect((await outbox()).at(-1)).toMatchObject({ name: 'reports.ready' });
       const messages = await published(before + 1);
-      expect(messages.at(-1)).toMatchObject({ subject: subject('reports.ready'), body: { name: 'reports.ready', payload: { report: 7 } } });
+      expect(messages.at(-1)).toMatchObject({
+        subject: subject('reports.ready'),
+        body: { name: 'reports.ready', payload: { report: 7 } },
+      });
     });
 
     it('publishes rows another process committed and never announced (found by the periodic pass)', async () => {
       const before = (await streamMessages()).length;
       const id = crypto.randomUUID();
-      const body = JSON.stringify({ id, name: 'tasks.left_behind', occurred_at: new Date().toISOString(), payload: { n: 1 } });
+      const body = JSON.stringify({
+        id,
+        name: 'tasks.left_behind',
+        occurred_at: new Date().toISOString(),
+        payload: { n: 1 },
+      });
       // Written the way a unit writes it, by SQL alone: nothing tells this process's relay about it.
       await UnitOfWork.run((uow) =>
-        uow.query('insert into core_outbox (id, name, body, occurred_at) values (?, ?, ?, ?)', [id, 'tasks.left_behind', body, dialect === 'sqlite' ? Date.now() : new Date()]),
+        uow.query('insert into core_outbox (id, name, body, occurred_at) values (?, ?, ?, ?)', [
+          id,
+          'tasks.left_behind',
+          body,
+          dialect === 'sqlite' ? Date.now() : new Date(),
+        ]),
       );
       const messages = await published(before + 1);
       expect(messages.at(-1)).toMatchObject({ msgId: id, subject: subject('tasks.left_behind') });
@@ -172,13 +229,19 @@ describe('an app whose broker never answers', () => {
   it('starts, commits creates with their events pending in the outbox, and closes promptly', async () => {
     const port = await freePort(); // nothing listens there
     let named = 0;
-    const ctx = await startEventsApp('sqlite::memory:', { EVENTS_URL: `nats://127.0.0.1:${port}`, PROJECT_NAME: 'nobroker' }, (kernel) => {
-      kernel.dispatcher.subscribe('tasks.created', () => void named++, { name: 'never-runs' });
-    });
+    const ctx = await startEventsApp(
+      'sqlite::memory:',
+      { EVENTS_URL: `nats://127.0.0.1:${port}`, PROJECT_NAME: 'nobroker' },
+      (kernel) => {
+        kernel.dispatcher.subscribe('tasks.created', () => void named++, { name: 'never-runs' });
+      },
+    );
     try {
       const res = await ctx.request({ method: 'POST', url: '/tasks/', payload: { title: 'waits for the broker' } });
       expect(res.statusCode).toBe(201);
-      const pending = await ctx.db.select<{ name: string; published_at: unknown }>('select name, published_at from core_outbox');
+      const pending = await ctx.db.select<{ name: string; published_at: unknown }>(
+        'select name, published_at from core_outbox',
+      );
       expect(pending).toEqual([
         { name: 'tasks.created', published_at: null },
         { name: 'tasks.created', published_at: null },

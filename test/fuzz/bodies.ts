@@ -12,7 +12,16 @@ import fc from 'fast-check';
 import { Compile, type Validator } from 'typebox/compile';
 import type { Caller, Fuzzed } from './harness.js';
 import type { Resource } from './resources.js';
-import { INT32, jsonArb, mutatedValue, mutationsFor, typesOf, validValue, type JsonSchema, type Mutation } from './values.js';
+import {
+  INT32,
+  jsonArb,
+  mutatedValue,
+  mutationsFor,
+  typesOf,
+  validValue,
+  type JsonSchema,
+  type Mutation,
+} from './values.js';
 
 export type WriteMode = 'create' | 'replace' | 'patch';
 
@@ -42,7 +51,9 @@ export interface BodySpec {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function relatedArb(target: string, nullable: boolean): fc.Arbitrary<RelatedRef | null> {
-  const existing = fc.double({ min: 0, max: 0.999, noNaN: true }).map((pick): RelatedRef => ({ $related: target, pick }));
+  const existing = fc
+    .double({ min: 0, max: 0.999, noNaN: true })
+    .map((pick): RelatedRef => ({ $related: target, pick }));
   const random = fc.uuid().map((pick): RelatedRef => ({ $related: target, pick }));
   return fc.oneof(
     { weight: 8, arbitrary: existing },
@@ -62,10 +73,20 @@ export function bodyArb(fz: Fuzzed, resource: Resource, mode: WriteMode): fc.Arb
     const fk = resource.foreignKeys.find((f) => f.field === name);
     const field = resource.fields.get(name);
     if (fk) {
-      model[name] = fk.many ? fc.array(relatedArb(fk.target, false), { maxLength: 3 }) : relatedArb(fk.target, fk.nullable);
+      model[name] = fk.many
+        ? fc.array(relatedArb(fk.target, false), { maxLength: 3 })
+        : relatedArb(fk.target, fk.nullable);
     } else if (field?.unique) {
       const value = validValue(schema);
-      model[name] = fc.oneof({ weight: 6, arbitrary: value }, { weight: 1, arbitrary: fc.tuple(fc.double({ min: 0, max: 0.999, noNaN: true }), value).map(([pick, fallback]): ClashRef => ({ $clash: name, pick, fallback })) });
+      model[name] = fc.oneof(
+        { weight: 6, arbitrary: value },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(fc.double({ min: 0, max: 0.999, noNaN: true }), value)
+            .map(([pick, fallback]): ClashRef => ({ $clash: name, pick, fallback })),
+        },
+      );
     } else {
       model[name] = validValue(schema);
     }
@@ -78,9 +99,13 @@ export function bodyArb(fz: Fuzzed, resource: Resource, mode: WriteMode): fc.Arb
     const mutations = mutationsFor(schema, { int32: field?.kind === 'integer' });
     if (mutations.length === 0) continue;
     faults.push(
-      fc.tuple(values, fc.constantFrom(...mutations)).chain(([v, kind]) =>
-        mutatedValue(schema, kind).map((bad): BodySpec => ({ values: { ...v, [name]: bad }, fault: { kind, field: name } })),
-      ),
+      fc
+        .tuple(values, fc.constantFrom(...mutations))
+        .chain(([v, kind]) =>
+          mutatedValue(schema, kind).map(
+            (bad): BodySpec => ({ values: { ...v, [name]: bad }, fault: { kind, field: name } }),
+          ),
+        ),
     );
   }
   if (required.length > 0) {
@@ -91,11 +116,23 @@ export function bodyArb(fz: Fuzzed, resource: Resource, mode: WriteMode): fc.Arb
       }),
     );
   }
-  const notObject = fc.constantFrom<unknown>([], [{}], 'text', 42, true, null).map((replaced): BodySpec => ({ values: {}, fault: { kind: 'not_object' }, replaced }));
+  const notObject = fc
+    .constantFrom<unknown>([], [{}], 'text', 42, true, null)
+    .map((replaced): BodySpec => ({ values: {}, fault: { kind: 'not_object' }, replaced }));
   // Keys the schema does not have — among them output-only and create-only names — are dropped silently.
-  const known = [...new Set([...Object.keys(fz.doc(resource, 'out', admin).properties ?? {}), ...Object.keys(fz.doc(resource, 'replace', admin).properties ?? {})])].filter((k) => !(k in props));
-  const unknownKey = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in props) && k !== '__proto__' && k !== 'constructor'), ...(known.length ? [fc.constantFrom(...known)] : []));
-  const unknown = fc.tuple(values, fc.dictionary(unknownKey, jsonArb, { minKeys: 1, maxKeys: 3 })).map(([v, extra]): BodySpec => ({ values: { ...extra, ...v }, fault: { kind: 'unknown_keys' } }));
+  const known = [
+    ...new Set([
+      ...Object.keys(fz.doc(resource, 'out', admin).properties ?? {}),
+      ...Object.keys(fz.doc(resource, 'replace', admin).properties ?? {}),
+    ]),
+  ].filter((k) => !(k in props));
+  const unknownKey = fc.oneof(
+    fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in props) && k !== '__proto__' && k !== 'constructor'),
+    ...(known.length ? [fc.constantFrom(...known)] : []),
+  );
+  const unknown = fc
+    .tuple(values, fc.dictionary(unknownKey, jsonArb, { minKeys: 1, maxKeys: 3 }))
+    .map(([v, extra]): BodySpec => ({ values: { ...extra, ...v }, fault: { kind: 'unknown_keys' } }));
   return fc.oneof(
     { weight: 14, arbitrary: values.map((v): BodySpec => ({ values: v })) },
     ...(faults.length ? [{ weight: 6, arbitrary: fc.oneof(...faults) }] : []),
@@ -123,7 +160,9 @@ async function resolveValue(fz: Fuzzed, resource: Resource, value: unknown): Pro
   }
   if ('$clash' in value) {
     const ref = value as unknown as ClashRef;
-    const values = (await fz.column(resource, resource.fields.get(ref.$clash)!.column)).filter((v) => typeof v === 'string');
+    const values = (await fz.column(resource, resource.fields.get(ref.$clash)!.column)).filter(
+      (v) => typeof v === 'string',
+    );
     return values.length ? values[Math.floor(ref.pick * values.length)] : ref.fallback;
   }
   return value;
@@ -155,7 +194,13 @@ export interface Classified {
 }
 
 /** The body as the caller's schema reads it: pruned, defaulted, and the fields that make it invalid. */
-export function classifyBody(fz: Fuzzed, resource: Resource, mode: WriteMode, caller: Caller, body: unknown): Classified {
+export function classifyBody(
+  fz: Fuzzed,
+  resource: Resource,
+  mode: WriteMode,
+  caller: Caller,
+  body: unknown,
+): Classified {
   if (!isRecord(body)) return { data: {}, problems: new Map([['', 'not a JSON object']]) };
   const doc = fz.doc(resource, mode, caller);
   const props = doc.properties ?? {};
@@ -169,7 +214,8 @@ export function classifyBody(fz: Fuzzed, resource: Resource, mode: WriteMode, ca
   const problems = new Map<string, string>();
   for (const error of validator(doc).Errors(data)) {
     if (error.keyword === 'required') {
-      for (const name of (error.params as { requiredProperties?: string[] }).requiredProperties ?? []) problems.set(name, 'required');
+      for (const name of (error.params as { requiredProperties?: string[] }).requiredProperties ?? [])
+        problems.set(name, 'required');
     } else {
       const name = error.instancePath.split('/')[1] ?? '';
       if (!problems.has(name)) problems.set(name, `the schema's ${error.keyword}`);
@@ -179,7 +225,8 @@ export function classifyBody(fz: Fuzzed, resource: Resource, mode: WriteMode, ca
     const shown = (JSON.stringify(value) ?? '').slice(0, 40);
     if (!problems.has(name) && unstorable(value)) problems.set(name, `U+0000 or a lone surrogate in ${shown}`);
     const field = resource.fields.get(name);
-    if (field?.kind === 'integer' && typeof value === 'number' && (value < INT32.min || value > INT32.max)) problems.set(name, `${shown} is outside the 32 bits of an integer column`);
+    if (field?.kind === 'integer' && typeof value === 'number' && (value < INT32.min || value > INT32.max))
+      problems.set(name, `${shown} is outside the 32 bits of an integer column`);
   }
   return { data, problems };
 }

@@ -20,7 +20,8 @@ export function instantOf(text: string): number | undefined {
   date.setUTCHours(h, mi, s, ms);
   let time = date.getTime();
   const off = m[8]!;
-  if (off.toUpperCase() !== 'Z') time -= (off[0] === '-' ? -1 : 1) * (Number(off.slice(1, 3)) * 60 + Number(off.slice(4, 6))) * 60_000;
+  if (off.toUpperCase() !== 'Z')
+    time -= (off[0] === '-' ? -1 : 1) * (Number(off.slice(1, 3)) * 60 + Number(off.slice(4, 6))) * 60_000;
   return time;
 }
 
@@ -28,7 +29,8 @@ export function instantOf(text: string): number | undefined {
 export function decimalText(value: string, scale: number): string {
   const negative = value.startsWith('-');
   const [int = '0', frac = ''] = value.replace(/^-/, '').split('.');
-  const digits = (int.replace(/^0+(?=\d)/, '') || '0') + (scale > 0 ? `.${frac.padEnd(scale, '0').slice(0, scale)}` : '');
+  const digits =
+    (int.replace(/^0+(?=\d)/, '') || '0') + (scale > 0 ? `.${frac.padEnd(scale, '0').slice(0, scale)}` : '');
   return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;
 }
 
@@ -36,10 +38,17 @@ function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
+  if (Array.isArray(a))
+    return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
   const ka = Object.keys(a as object);
   const kb = Object.keys(b as object);
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b as object, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) =>
+        Object.hasOwn(b as object, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  );
 }
 
 /** Undefined when `actual` is how `sent` (an accepted input value) must come back; else why not. */
@@ -54,13 +63,21 @@ export function compareValue(field: FieldInfo | undefined, sent: unknown, actual
     case 'uuid':
       return typeof actual === 'string' && actual.toLowerCase() === String(sent).toLowerCase() ? undefined : differ();
     case 'bigint':
-      return typeof actual === 'string' && /^-?\d+$/.test(actual) && BigInt(actual) === BigInt(sent as string) && actual === BigInt(actual).toString() ? undefined : differ();
+      return typeof actual === 'string' &&
+        /^-?\d+$/.test(actual) &&
+        BigInt(actual) === BigInt(sent as string) &&
+        actual === BigInt(actual).toString()
+        ? undefined
+        : differ();
     case 'decimal': {
       const want = decimalText(String(sent), field.scale ?? 2);
-      return actual === want ? undefined : `expected ${show(want)} (the value written with ${field.scale ?? 2} decimals), got ${show(actual)}`;
+      return actual === want
+        ? undefined
+        : `expected ${show(want)} (the value written with ${field.scale ?? 2} decimals), got ${show(actual)}`;
     }
     case 'datetime': {
-      if (typeof actual !== 'string' || !ISO_MS.test(actual)) return `expected an ISO 8601 UTC date-time with milliseconds, got ${show(actual)}`;
+      if (typeof actual !== 'string' || !ISO_MS.test(actual))
+        return `expected an ISO 8601 UTC date-time with milliseconds, got ${show(actual)}`;
       const want = instantOf(String(sent));
       const got = Date.parse(actual);
       // Below the millisecond PostgreSQL rounds microseconds where the wire value truncates.

@@ -20,14 +20,20 @@ const ErrorEnvelope = Compile(
       success: Type.Literal(false),
       message: Type.String({ minLength: 1 }),
       data: Type.Null(),
-      error: Type.Object({ code: Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[]), details: Type.Array(Detail, { minItems: 1 }) }, { additionalProperties: false }),
+      error: Type.Object(
+        { code: Type.Enum(Object.keys(ERROR_CODES) as ErrorCode[]), details: Type.Array(Detail, { minItems: 1 }) },
+        { additionalProperties: false },
+      ),
     },
     { additionalProperties: false },
   ),
 );
 
 const SuccessEnvelope = Compile(
-  Type.Object({ success: Type.Literal(true), message: Type.String({ minLength: 1 }), data: Type.Unknown(), meta: Type.Unknown() }, { additionalProperties: false }),
+  Type.Object(
+    { success: Type.Literal(true), message: Type.String({ minLength: 1 }), data: Type.Unknown(), meta: Type.Unknown() },
+    { additionalProperties: false },
+  ),
 );
 
 export interface ErrorBody {
@@ -48,8 +54,13 @@ export interface SuccessBody {
 export type Envelope = ErrorBody | SuccessBody;
 
 /** The parsed envelope, or what is wrong with the response as an envelope. */
-export function readEnvelope(status: number, contentType: string | undefined, text: string): { body: Envelope } | { problem: string } {
-  if (!/^application\/json\b/i.test(contentType ?? '')) return { problem: `content-type ${JSON.stringify(contentType)} is not application/json` };
+export function readEnvelope(
+  status: number,
+  contentType: string | undefined,
+  text: string,
+): { body: Envelope } | { problem: string } {
+  if (!/^application\/json\b/i.test(contentType ?? ''))
+    return { problem: `content-type ${JSON.stringify(contentType)} is not application/json` };
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -59,15 +70,20 @@ export function readEnvelope(status: number, contentType: string | undefined, te
   if (status >= 400) {
     if (!ErrorEnvelope.Check(json)) {
       const first = [...ErrorEnvelope.Errors(json)][0];
-      return { problem: `not the error envelope (${first ? `${first.instancePath || '/'} ${first.message}` : 'shape'})` };
+      return {
+        problem: `not the error envelope (${first ? `${first.instancePath || '/'} ${first.message}` : 'shape'})`,
+      };
     }
     const { code } = (json as ErrorBody).error;
-    if (ERROR_CODES[code].status !== status) return { problem: `error.code ${code} belongs to ${ERROR_CODES[code].status}, not ${status}` };
+    if (ERROR_CODES[code].status !== status)
+      return { problem: `error.code ${code} belongs to ${ERROR_CODES[code].status}, not ${status}` };
     return { body: json as ErrorBody };
   }
   if (!SuccessEnvelope.Check(json)) {
     const first = [...SuccessEnvelope.Errors(json)][0];
-    return { problem: `not the success envelope (${first ? `${first.instancePath || '/'} ${first.message}` : 'shape'})` };
+    return {
+      problem: `not the success envelope (${first ? `${first.instancePath || '/'} ${first.message}` : 'shape'})`,
+    };
   }
   return { body: json as SuccessBody };
 }

@@ -68,7 +68,9 @@ export class Fuzzed {
   }
 
   static async start(target: FuzzTarget, dbName: DatabaseName, url: string): Promise<Fuzzed> {
-    const settings = loadSettings({ env: { DATABASE_URL: url, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
+    const settings = loadSettings({
+      env: { DATABASE_URL: url, ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' },
+    });
     // buildApp reads the environment before applying `settings`: without a SECRET_KEY there it would warn.
     const previous = process.env.SECRET_KEY;
     process.env.SECRET_KEY = SECRET;
@@ -114,7 +116,12 @@ export class Fuzzed {
 
   async inject(request: HttpRequest): Promise<HttpResponse> {
     this.sent += 1;
-    const res = await this.app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.payload === undefined ? {} : { payload: request.payload }) });
+    const res = await this.app.inject({
+      method: request.method as 'GET',
+      url: request.url,
+      headers: request.headers,
+      ...(request.payload === undefined ? {} : { payload: request.payload }),
+    });
     const response = { status: res.statusCode, headers: res.headers, text: res.body };
     return this.tamper ? this.tamper(request, response) : response;
   }
@@ -123,17 +130,24 @@ export class Fuzzed {
 
   async ids(resource: Resource): Promise<string[]> {
     const key = this.db.quote(resource.keyColumn);
-    const rows = await this.db.select<{ id: string }>(`select ${key} as id from ${this.db.quote(resource.table)} order by ${key}`);
+    const rows = await this.db.select<{ id: string }>(
+      `select ${key} as id from ${this.db.quote(resource.table)} order by ${key}`,
+    );
     return rows.map((r) => String(r.id));
   }
 
   async exists(table: string, column: string, id: string): Promise<boolean> {
-    const rows = await this.db.select(`select 1 as x from ${this.db.quote(table)} where ${this.db.quote(column)} = ? limit 1`, [id.toLowerCase()]);
+    const rows = await this.db.select(
+      `select 1 as x from ${this.db.quote(table)} where ${this.db.quote(column)} = ? limit 1`,
+      [id.toLowerCase()],
+    );
     return rows.length > 0;
   }
 
   async count(resource: Resource): Promise<number> {
-    const rows = await this.db.select<{ n: number | string }>(`select count(*) as n from ${this.db.quote(resource.table)}`);
+    const rows = await this.db.select<{ n: number | string }>(
+      `select count(*) as n from ${this.db.quote(resource.table)}`,
+    );
     return Number(rows[0]?.n);
   }
 
@@ -149,7 +163,9 @@ export class Fuzzed {
   }
 
   async column(resource: Resource, column: string): Promise<unknown[]> {
-    const rows = await this.db.select<{ v: unknown }>(`select ${this.db.quote(column)} as v from ${this.db.quote(resource.table)} order by ${this.db.quote(resource.keyColumn)}`);
+    const rows = await this.db.select<{ v: unknown }>(
+      `select ${this.db.quote(column)} as v from ${this.db.quote(resource.table)} order by ${this.db.quote(resource.keyColumn)}`,
+    );
     return rows.map((r) => r.v);
   }
 
@@ -158,11 +174,15 @@ export class Fuzzed {
     if (depth > 4) return false;
     for (const dep of resource.dependents) {
       const key = this.db.quote(this.resource(dep.resource).keyColumn);
-      const rows = await this.db.select<{ id: string }>(`select ${key} as id from ${this.db.quote(dep.table)} where ${this.db.quote(dep.column)} = ?`, [id]);
+      const rows = await this.db.select<{ id: string }>(
+        `select ${key} as id from ${this.db.quote(dep.table)} where ${this.db.quote(dep.column)} = ?`,
+        [id],
+      );
       if (rows.length === 0) continue;
       if (dep.rule === 'restrict' || dep.rule === 'no action') return true;
       if (dep.rule === 'cascade') {
-        for (const row of rows) if (await this.deleteBlocked(this.resource(dep.resource), String(row.id), depth + 1)) return true;
+        for (const row of rows)
+          if (await this.deleteBlocked(this.resource(dep.resource), String(row.id), depth + 1)) return true;
       }
     }
     return false;
@@ -195,21 +215,46 @@ function makeCallers(policies: PolicyDocument): Caller[] {
   for (const role of Object.keys(policies.roles)) {
     if (role === 'anonymous') continue;
     const token = signToken({ sub: `fuzz-${role}`, roles: [role] }, SECRET);
-    callers.push({ name: role, kind: 'role', headers: { authorization: `Bearer ${token}` }, context: contextOf(policies, role, `fuzz-${role}`), weight: role === 'admin' ? 10 : 3 });
+    callers.push({
+      name: role,
+      kind: 'role',
+      headers: { authorization: `Bearer ${token}` },
+      context: contextOf(policies, role, `fuzz-${role}`),
+      weight: role === 'admin' ? 10 : 3,
+    });
   }
   const adminToken = signToken({ sub: 'fuzz-admin', roles: ['admin'] }, SECRET);
-  callers.push({ name: 'admin (cookie)', kind: 'role', headers: { cookie: `access_token=${adminToken}` }, context: contextOf(policies, 'admin', 'fuzz-admin'), weight: 1 });
+  callers.push({
+    name: 'admin (cookie)',
+    kind: 'role',
+    headers: { cookie: `access_token=${adminToken}` },
+    context: contextOf(policies, 'admin', 'fuzz-admin'),
+    weight: 1,
+  });
   const ghost = signToken({ sub: 'fuzz-ghost', roles: ['ghost'] }, SECRET);
-  callers.push({ name: 'unknown role', kind: 'role', headers: { authorization: `Bearer ${ghost}` }, context: contextOf(policies, null, 'fuzz-ghost'), weight: 0.5 });
+  callers.push({
+    name: 'unknown role',
+    kind: 'role',
+    headers: { authorization: `Bearer ${ghost}` },
+    context: contextOf(policies, null, 'fuzz-ghost'),
+    weight: 0.5,
+  });
   callers.push({ name: 'no token', kind: 'anonymous', headers: {}, context: anonymous, weight: 1 });
   const now = Math.floor(Date.now() / 1000);
   const bad: [string, string][] = [
     ['malformed token', 'Bearer not.a.jwt'],
-    ['token signed with another key', `Bearer ${hs256({ sub: 'x', roles: ['admin'], exp: now + 3600 }, 'z'.repeat(48))}`],
+    [
+      'token signed with another key',
+      `Bearer ${hs256({ sub: 'x', roles: ['admin'], exp: now + 3600 }, 'z'.repeat(48))}`,
+    ],
     ['expired token', `Bearer ${hs256({ sub: 'x', roles: ['admin'], exp: now - 60 }, SECRET)}`],
-    ['alg none token', `Bearer ${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(`{"sub":"x","roles":["admin"],"exp":${now + 3600}}`).toString('base64url')}.`],
+    [
+      'alg none token',
+      `Bearer ${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(`{"sub":"x","roles":["admin"],"exp":${now + 3600}}`).toString('base64url')}.`,
+    ],
     ['empty bearer', 'Bearer '],
   ];
-  for (const [name, value] of bad) callers.push({ name, kind: 'bad', headers: { authorization: value }, context: anonymous, weight: 0.2 });
+  for (const [name, value] of bad)
+    callers.push({ name, kind: 'bad', headers: { authorization: value }, context: anonymous, weight: 0.2 });
   return callers;
 }

@@ -20,7 +20,11 @@ describe('the fuzzer’s oracle', () => {
 
   it('reports server errors, broken envelopes, wrong statuses and values that were not written', async () => {
     let n = 0;
-    type Body = { success: boolean; data: Record<string, unknown> | null; error?: { code: string; details: unknown[] } };
+    type Body = {
+      success: boolean;
+      data: Record<string, unknown> | null;
+      error?: { code: string; details: unknown[] };
+    };
     const withBody = (res: HttpResponse, edit: (body: Body) => void, status = res.status): HttpResponse => {
       const body = JSON.parse(res.text) as Body;
       edit(body);
@@ -29,7 +33,16 @@ describe('the fuzzer’s oracle', () => {
     fz.tamper = (request, res) => {
       n += 1;
       if (request.method === 'GET' && res.status === 200 && n % 5 === 0) {
-        return withBody(res, (b) => Object.assign(b, { success: false, data: null, error: { code: 'INTERNAL_ERROR', details: [{ path: '', message: 'x' }] } }), 500);
+        return withBody(
+          res,
+          (b) =>
+            Object.assign(b, {
+              success: false,
+              data: null,
+              error: { code: 'INTERNAL_ERROR', details: [{ path: '', message: 'x' }] },
+            }),
+          500,
+        );
       }
       if (res.status === 404) return withBody(res, (b) => void (b.error!.details = []));
       if (res.status === 422 && n % 2 === 0) return withBody(res, (b) => void (b.error!.code = 'BAD_REQUEST'), 400);

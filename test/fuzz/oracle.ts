@@ -42,9 +42,11 @@ function hasPermission(caller: Caller, action: string): boolean {
 /** The permission guard's answer, or undefined when the caller passes it. */
 export function gate(caller: Caller, resource: Resource, action: Action): Expectation | undefined {
   const permission = `${resource.name}:${action}`;
-  if (caller.kind === 'bad') return { status: 401, why: `${caller.name}: a credential that fails verification is refused` };
+  if (caller.kind === 'bad')
+    return { status: 401, why: `${caller.name}: a credential that fails verification is refused` };
   if (hasPermission(caller, permission)) return undefined;
-  if (caller.kind === 'anonymous') return { status: 401, why: `no credential, and anonymous callers may not ${permission}` };
+  if (caller.kind === 'anonymous')
+    return { status: 401, why: `no credential, and anonymous callers may not ${permission}` };
   return { status: 403, why: `${caller.name} is not granted ${permission}` };
 }
 
@@ -90,7 +92,8 @@ export function includeTree(paths: readonly string[]): IncludeTree {
  * objects, null or arrays, a to-one relation agreeing with its key.
  */
 export function checkRow(doc: JsonSchema, row: unknown, includes: IncludeTree, where: string): string[] {
-  if (typeof row !== 'object' || row === null || Array.isArray(row)) return [`${where}: expected an object, got ${JSON.stringify(row)?.slice(0, 60)}`];
+  if (typeof row !== 'object' || row === null || Array.isArray(row))
+    return [`${where}: expected an object, got ${JSON.stringify(row)?.slice(0, 60)}`];
   const record = row as Record<string, unknown>;
   const props = doc.properties ?? {};
   const relations = (doc['x-relations'] ?? {}) as Record<string, JsonSchema>;
@@ -113,15 +116,19 @@ export function checkRow(doc: JsonSchema, row: unknown, includes: IncludeTree, w
     const value = record[name];
     if (relDoc.type === 'array') {
       if (!Array.isArray(value)) problems.push(`${where}.${name}: expected an array`);
-      else value.slice(0, 20).forEach((item, i) => problems.push(...checkRow(relDoc.items ?? {}, item, sub, `${where}.${name}[${i}]`)));
+      else
+        for (const [i, item] of value.slice(0, 20).entries())
+          problems.push(...checkRow(relDoc.items ?? {}, item, sub, `${where}.${name}[${i}]`));
     } else {
       const key = relDoc['x-foreign-key'] as string | undefined;
       if (value !== null) problems.push(...checkRow(relDoc, value, sub, `${where}.${name}`));
       if (key && key in record) {
         const id = (value as { id?: unknown } | null)?.id ?? null;
         const fk = record[key];
-        const same = typeof fk === 'string' && typeof id === 'string' ? fk.toLowerCase() === id.toLowerCase() : fk === id;
-        if (!same) problems.push(`${where}: ${key} is ${JSON.stringify(fk)} but the included ${name} is ${JSON.stringify(id)}`);
+        const same =
+          typeof fk === 'string' && typeof id === 'string' ? fk.toLowerCase() === id.toLowerCase() : fk === id;
+        if (!same)
+          problems.push(`${where}: ${key} is ${JSON.stringify(fk)} but the included ${name} is ${JSON.stringify(id)}`);
       }
     }
   }
@@ -129,7 +136,14 @@ export function checkRow(doc: JsonSchema, row: unknown, includes: IncludeTree, w
 }
 
 /** A list answer: an array of rows of the caller's output schema, at most `limit` long. */
-export function checkRows(fz: Fuzzed, resource: Resource, caller: Caller, data: unknown, includes: IncludeTree, limit: number): string[] {
+export function checkRows(
+  fz: Fuzzed,
+  resource: Resource,
+  caller: Caller,
+  data: unknown,
+  includes: IncludeTree,
+  limit: number,
+): string[] {
   if (!Array.isArray(data)) return ['data: expected an array'];
   const problems: string[] = [];
   if (data.length > limit) problems.push(`data: ${data.length} rows, more than the limit ${limit}`);

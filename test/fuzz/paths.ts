@@ -72,7 +72,8 @@ export function fieldPaths(fz: Fuzzed, root: Resource, maxHops: number): PathInf
   const fieldsOf = (r: Resource): string[] => Object.keys(fz.doc(r, 'out', admin).properties ?? {});
   const out: PathInfo[] = fieldsOf(root).map((f) => ({ path: f, end: root, crossesMany: false }));
   for (const rel of relationPaths(fz, root, maxHops)) {
-    for (const f of fieldsOf(rel.end)) out.push({ path: `${rel.path}.${f}`, end: rel.end, crossesMany: rel.crossesMany });
+    for (const f of fieldsOf(rel.end))
+      out.push({ path: `${rel.path}.${f}`, end: rel.end, crossesMany: rel.crossesMany });
   }
   return out;
 }

@@ -12,7 +12,19 @@ import type { Database } from '@core/runtime';
 import type { RouterLike, SchemaClass } from './targets.js';
 import type { JsonSchema } from './values.js';
 
-export type FieldKind = 'uuid' | 'string' | 'text' | 'integer' | 'bigint' | 'float' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json' | 'enum';
+export type FieldKind =
+  | 'uuid'
+  | 'string'
+  | 'text'
+  | 'integer'
+  | 'bigint'
+  | 'float'
+  | 'decimal'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'json'
+  | 'enum';
 
 export interface FieldInfo {
   readonly name: string;
@@ -99,9 +111,24 @@ function kindOf(prop: MetaProperty): FieldKind {
   if (prop.enum) return 'enum';
   const type = String(typeof prop.type === 'function' ? (prop.type as { name: string }).name : prop.type).toLowerCase();
   const map: Record<string, FieldKind> = {
-    uuid: 'uuid', string: 'string', text: 'text', integer: 'integer', number: 'integer', bigint: 'bigint', biginttype: 'bigint',
-    double: 'float', doubletype: 'float', float: 'float', decimal: 'decimal', decimaltype: 'decimal', boolean: 'boolean',
-    datetype: 'date', date: 'datetime', datetime: 'datetime', json: 'json', jsontype: 'json',
+    uuid: 'uuid',
+    string: 'string',
+    text: 'text',
+    integer: 'integer',
+    number: 'integer',
+    bigint: 'bigint',
+    biginttype: 'bigint',
+    double: 'float',
+    doubletype: 'float',
+    float: 'float',
+    decimal: 'decimal',
+    decimaltype: 'decimal',
+    boolean: 'boolean',
+    datetype: 'date',
+    date: 'datetime',
+    datetime: 'datetime',
+    json: 'json',
+    jsontype: 'json',
   };
   const kind = map[type];
   if (!kind) throw new Error(`the fuzzer does not know the property type ${type} of ${prop.name}`);
@@ -114,8 +141,15 @@ interface Manifest {
 }
 
 /** Every resource of the app, from its routers, its OpenAPI document, its manifests and the ORM metadata. */
-export function describeResources(app: FastifyInstance, db: Database, routers: readonly RouterLike[], appsDir: URL): Resource[] {
-  const doc = (app as unknown as { swagger(): { paths: Record<string, Record<string, { parameters?: OpenApiParameter[] }>> } }).swagger();
+export function describeResources(
+  app: FastifyInstance,
+  db: Database,
+  routers: readonly RouterLike[],
+  appsDir: URL,
+): Resource[] {
+  const doc = (
+    app as unknown as { swagger(): { paths: Record<string, Record<string, { parameters?: OpenApiParameter[] }>> } }
+  ).swagger();
   const metadata = db.orm.getMetadata();
   const byTable = new Map<string, Resource>();
   const resources = routers.map((router) => {
@@ -134,7 +168,10 @@ export function describeResources(app: FastifyInstance, db: Database, routers: r
           ...(prop.scale === undefined ? {} : { scale: prop.scale }),
         });
       } else if (prop.targetMeta) {
-        relations.set(prop.name, { target: prop.targetMeta.tableName, many: prop.kind === '1:m' || prop.kind === 'm:n' });
+        relations.set(prop.name, {
+          target: prop.targetMeta.tableName,
+          many: prop.kind === '1:m' || prop.kind === 'm:n',
+        });
         if ((prop.kind === 'm:1' || prop.kind === '1:1') && prop.owner) {
           fields.set(`${prop.name}_id`, {
             name: `${prop.name}_id`,
@@ -147,13 +184,29 @@ export function describeResources(app: FastifyInstance, db: Database, routers: r
       }
     }
     const foreignKeys: ForeignKey[] = [];
-    for (const [field, relation] of Object.entries({ ...router.createSchema.foreignKeys, ...router.updateSchema.foreignKeys })) {
+    for (const [field, relation] of Object.entries({
+      ...router.createSchema.foreignKeys,
+      ...router.updateSchema.foreignKeys,
+    })) {
       const prop = meta.properties[relation] as unknown as MetaProperty;
-      foreignKeys.push({ field, relation, target: prop.targetMeta!.tableName, many: prop.kind === 'm:n', nullable: prop.nullable === true || prop.kind === 'm:n' });
+      foreignKeys.push({
+        field,
+        relation,
+        target: prop.targetMeta!.tableName,
+        many: prop.kind === 'm:n',
+        nullable: prop.nullable === true || prop.kind === 'm:n',
+      });
     }
     const operations: Operation[] = [];
     for (const [path, methods] of Object.entries(doc.paths)) {
-      const suffix = path === router.prefix || path === `${router.prefix}/` ? '' : path === `${router.prefix}/{id}` ? '/{id}' : path === `${router.prefix}/search` ? '/search' : undefined;
+      const suffix =
+        path === router.prefix || path === `${router.prefix}/`
+          ? ''
+          : path === `${router.prefix}/{id}`
+            ? '/{id}'
+            : path === `${router.prefix}/search`
+              ? '/search'
+              : undefined;
       if (suffix === undefined) continue;
       for (const [method, op] of Object.entries(methods)) {
         const query: Record<string, JsonSchema> = {};
@@ -161,9 +214,13 @@ export function describeResources(app: FastifyInstance, db: Database, routers: r
         operations.push({ method: method.toUpperCase(), suffix, query });
       }
     }
-    const idParam = doc.paths[`${router.prefix}/{id}`]?.get?.parameters?.find((p) => p.in === 'path' && p.name === 'id');
+    const idParam = doc.paths[`${router.prefix}/{id}`]?.get?.parameters?.find(
+      (p) => p.in === 'path' && p.name === 'id',
+    );
     if (!idParam) throw new Error(`no GET ${router.prefix}/{id} in the OpenAPI document`);
-    const manifest = JSON.parse(readFileSync(new URL(`${router.model.tableName}/${router.model.tableName}.resource.json`, appsDir), 'utf8')) as Manifest;
+    const manifest = JSON.parse(
+      readFileSync(new URL(`${router.model.tableName}/${router.model.tableName}.resource.json`, appsDir), 'utf8'),
+    ) as Manifest;
     const resource: Resource = {
       name: router.model.tableName,
       prefix: router.prefix,
@@ -178,9 +235,16 @@ export function describeResources(app: FastifyInstance, db: Database, routers: r
       fields,
       foreignKeys,
       dependents: [],
-      limits: { defaultLimit: manifest.pagination?.default_limit ?? 50, maxLimit: manifest.pagination?.max_limit ?? 500 },
+      limits: {
+        defaultLimit: manifest.pagination?.default_limit ?? 50,
+        maxLimit: manifest.pagination?.max_limit ?? 500,
+      },
       relations,
-      touchedOnUpdate: new Set(Object.entries(manifest.fields).filter(([, f]) => f.auto === 'now_on_update').map(([name]) => name)),
+      touchedOnUpdate: new Set(
+        Object.entries(manifest.fields)
+          .filter(([, f]) => f.auto === 'now_on_update')
+          .map(([name]) => name),
+      ),
     };
     byTable.set(resource.name, resource);
     return resource;

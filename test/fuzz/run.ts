@@ -26,17 +26,27 @@ const seed = Number(values.seed);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
 if (!Number.isInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
 const dbs = values.db === 'both' ? ['sqlite', 'postgresql'] : [values.db!];
-if (!dbs.every((d) => d === 'sqlite' || d === 'postgresql')) throw new Error(`--db must be sqlite, postgresql or both, got ${values.db}`);
+if (!dbs.every((d) => d === 'sqlite' || d === 'postgresql'))
+  throw new Error(`--db must be sqlite, postgresql or both, got ${values.db}`);
 const apps = values.app?.length ? values.app : [...APPS];
-for (const app of apps) if (!(APPS as readonly string[]).includes(app)) throw new Error(`--app must be one of ${APPS.join(', ')}, got ${app}`);
+for (const app of apps)
+  if (!(APPS as readonly string[]).includes(app))
+    throw new Error(`--app must be one of ${APPS.join(', ')}, got ${app}`);
 
 const perSuite = Math.ceil(runs / (apps.length * dbs.length));
-console.info(`fuzz: ${runs} requests, seed ${seed}: ${perSuite} per app and database (${apps.join(', ')} × ${dbs.join(', ')})`);
+console.info(
+  `fuzz: ${runs} requests, seed ${seed}: ${perSuite} per app and database (${apps.join(', ')} × ${dbs.join(', ')})`,
+);
 
 const args = ['vitest', 'run', ...apps.map((a) => `test/fuzz/${a}.fuzz.test.ts`)];
 if (dbs.length === 1) args.push('-t', `\\[${dbs[0]}\\]`);
 const result = spawnSync('npx', args, {
   stdio: 'inherit',
-  env: { ...process.env, FUZZ_RUNS: String(perSuite), FUZZ_SEED: String(seed), ...(values.verbose ? { FUZZ_VERBOSE: '1' } : {}) },
+  env: {
+    ...process.env,
+    FUZZ_RUNS: String(perSuite),
+    FUZZ_SEED: String(seed),
+    ...(values.verbose ? { FUZZ_VERBOSE: '1' } : {}),
+  },
 });
 process.exit(result.status ?? 1);

@@ -49,13 +49,25 @@ export class DefectLog {
     if (violations.length === 0) return;
     // One group per defect, not per resource or value: the route's shape and the first violation
     // with its quoted values and numbers blanked out.
-    const shape = c.request.url.split('?')[0]!.replace(/^\/[^/]+/, '/<resource>').replace(/^(\/<resource>)\/(?!search$)[^/]+/, '$1/{id}');
+    const shape = c.request.url
+      .split('?')[0]!
+      .replace(/^\/[^/]+/, '/<resource>')
+      .replace(/^(\/<resource>)\/(?!search$)[^/]+/, '$1/{id}');
     const first = violations[0]!;
-    const message = first.rule === 'status' ? `${c.label}${c.expect.tag ? ` [${c.expect.tag}]` : ''}: expected ${c.expect.status}, got ${res.status}` : first.message;
+    const message =
+      first.rule === 'status'
+        ? `${c.label}${c.expect.tag ? ` [${c.expect.tag}]` : ''}: expected ${c.expect.status}, got ${res.status}`
+        : first.message;
     const key = `${first.rule} | ${c.request.method} ${shape} | ${message.replace(/"(?:[^"\\]|\\.)*"|'[^']*'/g, '…').replace(/\d+/g, 'n')}`;
     const size = c.request.url.length + String(c.request.payload ?? '').length;
     const group = this.groups.get(key);
-    const example = { request: c.request, caller, response: res, expected: `${c.expect.status} (${c.expect.why})`, violations };
+    const example = {
+      request: c.request,
+      caller,
+      response: res,
+      expected: `${c.expect.status} (${c.expect.why})`,
+      violations,
+    };
     if (!group) this.groups.set(key, { count: 1, example });
     else {
       group.count += 1;
@@ -72,7 +84,9 @@ export class DefectLog {
         [
           `✗ ${key}  ×${count}`,
           `    as ${e.caller}: ${e.request.method} ${cut(e.request.url, 160)}${e.request.headers['content-type'] ? `  [${e.request.headers['content-type']}]` : ''}`,
-          ...(e.request.payload !== undefined ? [`    body: ${cut(JSON.stringify(String(e.request.payload)).slice(1, -1), 300)}`] : []),
+          ...(e.request.payload !== undefined
+            ? [`    body: ${cut(JSON.stringify(String(e.request.payload)).slice(1, -1), 300)}`]
+            : []),
           `    expected ${e.expected}`,
           `    got ${e.response.status}: ${cut(e.response.text, 400)}`,
           ...e.violations.map((v) => `    - ${v.rule}: ${v.message}`),
@@ -99,11 +113,18 @@ export async function judge(c: Case, res: HttpResponse): Promise<Violation[]> {
     const paths = c.expect.paths;
     if (paths) {
       const off = details.filter((d) => !paths.some((p) => pathMatches(d.path, p)));
-      if (off.length) out.push({ rule: 'detail path', message: `details name ${off.map((d) => JSON.stringify(d.path)).join(', ')}; expected ${paths.map((p) => JSON.stringify(p)).join(' or ')}` });
+      if (off.length)
+        out.push({
+          rule: 'detail path',
+          message: `details name ${off.map((d) => JSON.stringify(d.path)).join(', ')}; expected ${paths.map((p) => JSON.stringify(p)).join(' or ')}`,
+        });
     }
     const reasons = c.expect.reasons;
     if (reasons?.length && !details.some((d) => d.reason !== undefined && reasons.includes(d.reason))) {
-      out.push({ rule: 'reason', message: `reasons ${JSON.stringify(details.map((d) => d.reason ?? null))}; expected one of ${reasons.join(', ')}` });
+      out.push({
+        rule: 'reason',
+        message: `reasons ${JSON.stringify(details.map((d) => d.reason ?? null))}; expected one of ${reasons.join(', ')}`,
+      });
     }
   }
   if (c.expect.verify) for (const message of await c.expect.verify(res, body)) out.push({ rule: 'verify', message });
@@ -112,7 +133,9 @@ export async function judge(c: Case, res: HttpResponse): Promise<Violation[]> {
 
 function planArb(fz: Fuzzed): fc.Arbitrary<Plan> {
   const callers = fz.callers;
-  const caller = fc.oneof(...callers.map((c) => ({ weight: Math.max(1, Math.round(c.weight * 5)), arbitrary: fc.constant(c.name) })));
+  const caller = fc.oneof(
+    ...callers.map((c) => ({ weight: Math.max(1, Math.round(c.weight * 5)), arbitrary: fc.constant(c.name) })),
+  );
   const perResource = [...fz.resources.values()].map((resource) =>
     fc.oneof(
       { weight: 15, arbitrary: writePlanArb(fz, resource, caller) as fc.Arbitrary<Plan> },
@@ -143,11 +166,19 @@ async function seed(fz: Fuzzed, perResource: number): Promise<void> {
   for (let round = 0; round < 4; round++) {
     for (const resource of fz.resources.values()) {
       if ((await fz.count(resource)) >= perResource) continue;
-      const bodies = fc.sample(bodyArb(fz, resource, 'create').filter((b) => b.fault === undefined), { seed: SEED + round, numRuns: perResource * 3 });
+      const bodies = fc.sample(
+        bodyArb(fz, resource, 'create').filter((b) => b.fault === undefined),
+        { seed: SEED + round, numRuns: perResource * 3 },
+      );
       for (const spec of bodies) {
         const body = await resolveBody(fz, resource, spec);
         if (classifyBody(fz, resource, 'create', admin, body).problems.size) continue;
-        await fz.inject({ method: 'POST', url: `${resource.prefix}/`, headers: withCaller(admin, JSON_HEADERS), payload: JSON.stringify(body) });
+        await fz.inject({
+          method: 'POST',
+          url: `${resource.prefix}/`,
+          headers: withCaller(admin, JSON_HEADERS),
+          payload: JSON.stringify(body),
+        });
         if ((await fz.count(resource)) >= perResource) break;
       }
     }
@@ -160,7 +191,10 @@ export async function runFuzz(fz: Fuzzed, runs: number, seed: number): Promise<D
   await fc.assert(
     fc.asyncProperty(planArb(fz), async (plan) => {
       const c = await prepare(fz, plan);
-      if (process.env.FUZZ_TRACE) console.info(`[fuzz] ${c.label}: ${c.request.method} ${c.request.url.slice(0, 200)} ${String(c.request.payload ?? '').slice(0, 300)}`);
+      if (process.env.FUZZ_TRACE)
+        console.info(
+          `[fuzz] ${c.label}: ${c.request.method} ${c.request.url.slice(0, 200)} ${String(c.request.payload ?? '').slice(0, 300)}`,
+        );
       const res = await fz.inject(c.request);
       log.record(c, plan.caller, res, await judge(c, res));
     }),
@@ -188,12 +222,25 @@ export function describeFuzz(target: FuzzTarget): void {
       await fz?.close();
     });
 
-    it(`${RUNS} requests (seed ${SEED}): no 5xx, every answer the envelope, every answer the one expected`, { timeout: 60_000 + RUNS * 100 }, async () => {
+    it(`${RUNS} requests (seed ${SEED}): no 5xx, every answer the envelope, every answer the one expected`, {
+      timeout: 60_000 + RUNS * 100,
+    }, async () => {
       const started = Date.now();
       const log = await runFuzz(fz, RUNS, SEED);
-      const statuses = [...log.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
-      console.info(`[fuzz] ${target.title} [${name}]: ${log.cases} cases, ${fz.sent} requests in ${((Date.now() - started) / 1000).toFixed(1)} s; ${statuses}; ${log.groups.size} distinct violations`);
-      if (process.env.FUZZ_VERBOSE) console.info([...log.labels.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `  ${n}\t${k}`).join('\n'));
+      const statuses = [...log.statuses.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ');
+      console.info(
+        `[fuzz] ${target.title} [${name}]: ${log.cases} cases, ${fz.sent} requests in ${((Date.now() - started) / 1000).toFixed(1)} s; ${statuses}; ${log.groups.size} distinct violations`,
+      );
+      if (process.env.FUZZ_VERBOSE)
+        console.info(
+          [...log.labels.entries()]
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, n]) => `  ${n}\t${k}`)
+            .join('\n'),
+        );
       expect(log.groups.size, `distinct violations (seed ${SEED}, ${RUNS} runs):\n${log.report()}`).toBe(0);
     });
   });

@@ -98,7 +98,7 @@ function describePaths(fz: Fuzzed, resource: Resource): FieldPath[] {
     const name = p.path.split('.').at(-1)!;
     const field = p.end.fields.get(name);
     if (!field) return [];
-    const schema = (fz.doc(p.end, 'out', admin).properties ?? {})[name];
+    const schema = fz.doc(p.end, 'out', admin).properties?.[name];
     return [{ ...p, kind: field.kind, enumValues: schema?.enum ?? [], nullable: field.nullable }];
   });
 }
@@ -106,9 +106,12 @@ function describePaths(fz: Fuzzed, resource: Resource): FieldPath[] {
 function leafArb(paths: readonly FieldPath[]): fc.Arbitrary<Leaf> {
   return fc.constantFrom(...paths).chain((p) =>
     fc.constantFrom(...opsFor(p.kind)).chain((op): fc.Arbitrary<Leaf> => {
-      const one = scalarArb(p.kind, p.enumValues).filter((v) => !(STRING_OPS.includes(op) && typeof v === 'string' && danglingEscape(v)));
+      const one = scalarArb(p.kind, p.enumValues).filter(
+        (v) => !(STRING_OPS.includes(op) && typeof v === 'string' && danglingEscape(v)),
+      );
       if (op === 'isnull') return fc.boolean().map((value) => ({ field: p.path, op, value }));
-      if (op === 'in' || op === 'nin') return fc.array(one, { maxLength: 4 }).map((value) => ({ field: p.path, op, value }));
+      if (op === 'in' || op === 'nin')
+        return fc.array(one, { maxLength: 4 }).map((value) => ({ field: p.path, op, value }));
       if (op === 'eq' || op === 'ne') return fc.option(one, { freq: 6 }).map((value) => ({ field: p.path, op, value }));
       return one.map((value) => ({ field: p.path, op, value }));
     }),
@@ -120,9 +123,16 @@ function treeArb(leaf: fc.Arbitrary<Leaf>): fc.Arbitrary<Node[]> {
   // depth would let a rare, huge draw stall generation.
   const { node } = fc.letrec<{ node: Node; group: Node }>((tie) => ({
     node: fc.oneof({ maxDepth: MAX_DEPTH, depthIdentifier: 'filters', withCrossShrink: true }, leaf, tie('group')),
-    group: fc.record({ op: fc.constantFrom('and' as const, 'or' as const), items: fc.array(tie('node'), { maxLength: 3, depthIdentifier: 'filters' }) }),
+    group: fc.record({
+      op: fc.constantFrom('and' as const, 'or' as const),
+      items: fc.array(tie('node'), { maxLength: 3, depthIdentifier: 'filters' }),
+    }),
   }));
-  return fc.array(node, { maxLength: 3 }).filter((nodes) => nodes.every((n) => depthOf(n) <= MAX_DEPTH) && nodes.reduce((n, x) => n + countOf(x), 0) <= MAX_NODES);
+  return fc
+    .array(node, { maxLength: 3 })
+    .filter(
+      (nodes) => nodes.every((n) => depthOf(n) <= MAX_DEPTH) && nodes.reduce((n, x) => n + countOf(x), 0) <= MAX_NODES,
+    );
 }
 
 function countOf(node: Node): number {
@@ -138,12 +148,14 @@ function sortKey(root: Resource, path: string, fz: Fuzzed): string {
   const hops = path.split('.');
   if (hops.length < 2 || hops.at(-1) !== 'id') return path;
   let resource: Resource | undefined = root;
-  for (const hop of hops.slice(0, -2)) resource = resource && fz.resources.get(resource.relations.get(hop)?.target ?? '');
+  for (const hop of hops.slice(0, -2))
+    resource = resource && fz.resources.get(resource.relations.get(hop)?.target ?? '');
   const relation = hops.at(-2)!;
   return resource?.fields.has(`${relation}_id`) ? [...hops.slice(0, -2), `${relation}_id`].join('.') : path;
 }
 
-const nested = (levels: number, leaf: Leaf): Node => (levels === 0 ? leaf : { op: levels % 2 ? 'and' : 'or', items: [nested(levels - 1, leaf)] });
+const nested = (levels: number, leaf: Leaf): Node =>
+  levels === 0 ? leaf : { op: levels % 2 ? 'and' : 'or', items: [nested(levels - 1, leaf)] };
 
 export function searchArb(fz: Fuzzed, resource: Resource, caller: Caller): fc.Arbitrary<SearchSpec> {
   const all = describePaths(fz, resource);
@@ -159,9 +171,17 @@ export function searchArb(fz: Fuzzed, resource: Resource, caller: Caller): fc.Ar
     {
       filters: visible.length ? treeArb(leaf) : fc.constant([]),
       sort: sortable.length
-        ? fc.uniqueArray(fc.constantFrom(...sortable), { maxLength: 3, selector: (p) => sortKey(resource, p.path, fz) }).chain((ps) =>
-            fc.tuple(...ps.map((p) => fc.option(fc.constantFrom('asc', 'desc'), { freq: 2 }).map((order) => (order ? { field: p.path, order } : { field: p.path })))),
-          )
+        ? fc
+            .uniqueArray(fc.constantFrom(...sortable), { maxLength: 3, selector: (p) => sortKey(resource, p.path, fz) })
+            .chain((ps) =>
+              fc.tuple(
+                ...ps.map((p) =>
+                  fc
+                    .option(fc.constantFrom('asc', 'desc'), { freq: 2 })
+                    .map((order) => (order ? { field: p.path, order } : { field: p.path })),
+                ),
+              ),
+            )
         : fc.constant([]),
       include: visibleIncludes.length ? fc.subarray(visibleIncludes, { maxLength: 3 }) : fc.constant([]),
       limit: fc.integer({ min: 1, max: maxLimit }),
@@ -170,7 +190,13 @@ export function searchArb(fz: Fuzzed, resource: Resource, caller: Caller): fc.Ar
     { requiredKeys: [] },
   );
 
-  const fault = (label: string, status: 403 | 422, path: string, reasons: string[], edit: (body: Record<string, unknown>) => void): fc.Arbitrary<SearchSpec> =>
+  const fault = (
+    label: string,
+    status: 403 | 422,
+    path: string,
+    reasons: string[],
+    edit: (body: Record<string, unknown>) => void,
+  ): fc.Arbitrary<SearchSpec> =>
     valid.map((body) => {
       const copy = structuredClone(body) as Record<string, unknown>;
       edit(copy);
@@ -184,70 +210,333 @@ export function searchArb(fz: Fuzzed, resource: Resource, caller: Caller): fc.Ar
   const orderless = visible.filter((p) => p.kind === 'boolean');
   const nonString = visible.filter((p) => !['string', 'text', 'enum'].includes(p.kind));
 
-  faults.push(fc.constantFrom('nope', 'Title', 'id.x', 'a..b', 'password').filter((f) => !all.some((p) => p.path === f)).chain((f) =>
-    fault('unknown filter field', 422, 'filters[0].field', ['unknown_field', 'unknown_relation'], firstFilter({ field: f, op: 'eq', value: 'x' }))));
-  faults.push(fc.constantFrom('regex', 'EQ', 'between', 'not', '', 'and').chain((op) =>
-    fault('unknown operator', 422, 'filters[0]', ['unknown_operator', 'invalid_request', 'required'], firstFilter({ field: 'id', op, value: 'x' }))));
-  faults.push(fc.constantFrom(MAX_DEPTH + 1, MAX_DEPTH + 3).chain((levels) =>
-    fault('filters nested too deep', 422, 'filters[0]', ['max_depth'], firstFilter(nested(levels, { field: 'id', op: 'isnull', value: false })))));
-  faults.push(fault('too many filter nodes', 422, 'filters', ['too_many_filters'], (b) => {
-    b.filters = Array.from({ length: MAX_NODES + 1 }, () => ({ field: 'id', op: 'isnull', value: false }));
-  }));
-  faults.push(fc.constantFrom('where', 'filter', 'page', 'fields').chain((key) =>
-    fault('unknown key', 422, key, ['invalid_request'], (b) => void (b[key] = []))));
-  faults.push(fc.constantFrom(0, -1, maxLimit + 1, 1.5, '10', null).chain((limit) => fault('bad limit', 422, 'limit', ['invalid_limit'], (b) => void (b.limit = limit))));
-  faults.push(fc.constantFrom(-1, 0.5, '3', null).chain((offset) => fault('bad offset', 422, 'offset', ['invalid_offset'], (b) => void (b.offset = offset))));
-  faults.push(fc.constantFrom('up', 'ASC', '', 1).chain((order) =>
-    fault('bad sort order', 422, 'sort[0]', ['invalid_request'], (b) => void (b.sort = [{ field: 'id', order }]))));
-  faults.push(fault('too many sort keys', 422, 'sort', ['too_many_sort_keys'], (b) => void (b.sort = Array.from({ length: MAX_SORT_KEYS + 1 }, () => ({ field: 'id' })))));
-  faults.push(fault('duplicate sort key', 422, 'sort[1]', ['invalid_sort'], (b) => void (b.sort = [{ field: 'id' }, { field: 'id', order: 'desc' }])));
-  faults.push(fc.constantFrom('nope', 'Project', '').chain((name) =>
-    fault('unknown include', 422, 'include[0]', ['unknown_relation', 'unknown_field', 'invalid_request'], (b) => void (b.include = [name]))));
+  faults.push(
+    fc
+      .constantFrom('nope', 'Title', 'id.x', 'a..b', 'password')
+      .filter((f) => !all.some((p) => p.path === f))
+      .chain((f) =>
+        fault(
+          'unknown filter field',
+          422,
+          'filters[0].field',
+          ['unknown_field', 'unknown_relation'],
+          firstFilter({ field: f, op: 'eq', value: 'x' }),
+        ),
+      ),
+  );
+  faults.push(
+    fc
+      .constantFrom('regex', 'EQ', 'between', 'not', '', 'and')
+      .chain((op) =>
+        fault(
+          'unknown operator',
+          422,
+          'filters[0]',
+          ['unknown_operator', 'invalid_request', 'required'],
+          firstFilter({ field: 'id', op, value: 'x' }),
+        ),
+      ),
+  );
+  faults.push(
+    fc
+      .constantFrom(MAX_DEPTH + 1, MAX_DEPTH + 3)
+      .chain((levels) =>
+        fault(
+          'filters nested too deep',
+          422,
+          'filters[0]',
+          ['max_depth'],
+          firstFilter(nested(levels, { field: 'id', op: 'isnull', value: false })),
+        ),
+      ),
+  );
+  faults.push(
+    fault('too many filter nodes', 422, 'filters', ['too_many_filters'], (b) => {
+      b.filters = Array.from({ length: MAX_NODES + 1 }, () => ({ field: 'id', op: 'isnull', value: false }));
+    }),
+  );
+  faults.push(
+    fc
+      .constantFrom('where', 'filter', 'page', 'fields')
+      .chain((key) => fault('unknown key', 422, key, ['invalid_request'], (b) => void (b[key] = []))),
+  );
+  faults.push(
+    fc
+      .constantFrom(0, -1, maxLimit + 1, 1.5, '10', null)
+      .chain((limit) => fault('bad limit', 422, 'limit', ['invalid_limit'], (b) => void (b.limit = limit))),
+  );
+  faults.push(
+    fc
+      .constantFrom(-1, 0.5, '3', null)
+      .chain((offset) => fault('bad offset', 422, 'offset', ['invalid_offset'], (b) => void (b.offset = offset))),
+  );
+  faults.push(
+    fc
+      .constantFrom('up', 'ASC', '', 1)
+      .chain((order) =>
+        fault('bad sort order', 422, 'sort[0]', ['invalid_request'], (b) => void (b.sort = [{ field: 'id', order }])),
+      ),
+  );
+  faults.push(
+    fault(
+      'too many sort keys',
+      422,
+      'sort',
+      ['too_many_sort_keys'],
+      (b) => void (b.sort = Array.from({ length: MAX_SORT_KEYS + 1 }, () => ({ field: 'id' }))),
+    ),
+  );
+  faults.push(
+    fault(
+      'duplicate sort key',
+      422,
+      'sort[1]',
+      ['invalid_sort'],
+      (b) => void (b.sort = [{ field: 'id' }, { field: 'id', order: 'desc' }]),
+    ),
+  );
+  faults.push(
+    fc
+      .constantFrom('nope', 'Project', '')
+      .chain((name) =>
+        fault(
+          'unknown include',
+          422,
+          'include[0]',
+          ['unknown_relation', 'unknown_field', 'invalid_request'],
+          (b) => void (b.include = [name]),
+        ),
+      ),
+  );
   if (visibleIncludes.length) {
-    faults.push(fault('too many includes', 422, 'include', ['too_many_includes'], (b) => void (b.include = Array.from({ length: MAX_INCLUDES + 1 }, (_, i) => visibleIncludes[i % visibleIncludes.length]))));
+    faults.push(
+      fault(
+        'too many includes',
+        422,
+        'include',
+        ['too_many_includes'],
+        (b) =>
+          void (b.include = Array.from(
+            { length: MAX_INCLUDES + 1 },
+            (_, i) => visibleIncludes[i % visibleIncludes.length],
+          )),
+      ),
+    );
   }
-  const deep = relationPaths(fz, resource, MAX_HOPS + 1).filter((p) => p.path.split('.').length > MAX_HOPS).map((p) => p.path);
+  const deep = relationPaths(fz, resource, MAX_HOPS + 1)
+    .filter((p) => p.path.split('.').length > MAX_HOPS)
+    .map((p) => p.path);
   if (deep.length) {
-    faults.push(fc.constantFrom(...deep).chain((p) => fault('include too deep', 422, 'include[0]', ['path_too_deep'], (b) => void (b.include = [p]))));
-    faults.push(fc.constantFrom(...deep).chain((p) => fault('filter path too deep', 422, 'filters[0].field', ['path_too_deep'], firstFilter({ field: `${p}.id`, op: 'isnull', value: false }))));
+    faults.push(
+      fc
+        .constantFrom(...deep)
+        .chain((p) => fault('include too deep', 422, 'include[0]', ['path_too_deep'], (b) => void (b.include = [p]))),
+    );
+    faults.push(
+      fc
+        .constantFrom(...deep)
+        .chain((p) =>
+          fault(
+            'filter path too deep',
+            422,
+            'filters[0].field',
+            ['path_too_deep'],
+            firstFilter({ field: `${p}.id`, op: 'isnull', value: false }),
+          ),
+        ),
+    );
   }
   const many = all.filter((p) => p.crossesMany && !hidden(p.path));
-  if (many.length) faults.push(fc.constantFrom(...many).chain((p) => fault('sort on a to-many path', 422, 'sort[0]', ['invalid_sort'], (b) => void (b.sort = [{ field: p.path }]))));
+  if (many.length)
+    faults.push(
+      fc
+        .constantFrom(...many)
+        .chain((p) =>
+          fault('sort on a to-many path', 422, 'sort[0]', ['invalid_sort'], (b) => void (b.sort = [{ field: p.path }])),
+        ),
+    );
   const json = all.filter((p) => p.kind === 'json' && !hidden(p.path) && !p.crossesMany);
-  if (json.length) faults.push(fc.constantFrom(...json).chain((p) => fault('sort on a json field', 422, 'sort[0]', ['invalid_sort'], (b) => void (b.sort = [{ field: p.path }]))));
+  if (json.length)
+    faults.push(
+      fc
+        .constantFrom(...json)
+        .chain((p) =>
+          fault('sort on a json field', 422, 'sort[0]', ['invalid_sort'], (b) => void (b.sort = [{ field: p.path }])),
+        ),
+    );
   if (stringPaths.length) {
     const p = fc.constantFrom(...stringPaths);
-    faults.push(fc.tuple(p, fc.constantFrom('eq', 'contains', 'in')).chain(([path, op]) =>
-      fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff').chain((bad) =>
-        fault('unstorable string value', 422, 'filters[0].value', ['invalid_value', 'invalid_character'], firstFilter({ field: path.path, op, value: op === 'in' ? [bad] : bad })))));
-    faults.push(p.chain((path) => fault('string value too long', 422, 'filters[0].value', ['value_too_long'], firstFilter({ field: path.path, op: 'eq', value: 'x'.repeat(MAX_STRING + 1) }))));
-    faults.push(p.chain((path) => fault('wrong value type', 422, 'filters[0].value', ['invalid_value'], firstFilter({ field: path.path, op: 'eq', value: 12 }))));
-    faults.push(p.chain((path) => fault('pattern ends with a lone backslash', 422, 'filters[0].value', ['invalid_value'], firstFilter({ field: path.path, op: 'like', value: 'ab\\' }))));
+    faults.push(
+      fc
+        .tuple(p, fc.constantFrom('eq', 'contains', 'in'))
+        .chain(([path, op]) =>
+          fc
+            .constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfff')
+            .chain((bad) =>
+              fault(
+                'unstorable string value',
+                422,
+                'filters[0].value',
+                ['invalid_value', 'invalid_character'],
+                firstFilter({ field: path.path, op, value: op === 'in' ? [bad] : bad }),
+              ),
+            ),
+        ),
+    );
+    faults.push(
+      p.chain((path) =>
+        fault(
+          'string value too long',
+          422,
+          'filters[0].value',
+          ['value_too_long'],
+          firstFilter({ field: path.path, op: 'eq', value: 'x'.repeat(MAX_STRING + 1) }),
+        ),
+      ),
+    );
+    faults.push(
+      p.chain((path) =>
+        fault(
+          'wrong value type',
+          422,
+          'filters[0].value',
+          ['invalid_value'],
+          firstFilter({ field: path.path, op: 'eq', value: 12 }),
+        ),
+      ),
+    );
+    faults.push(
+      p.chain((path) =>
+        fault(
+          'pattern ends with a lone backslash',
+          422,
+          'filters[0].value',
+          ['invalid_value'],
+          firstFilter({ field: path.path, op: 'like', value: 'ab\\' }),
+        ),
+      ),
+    );
   }
   if (nonString.length) {
-    faults.push(fc.tuple(fc.constantFrom(...nonString), fc.constantFrom(...STRING_OPS)).chain(([path, op]) =>
-      fault('string operator on a non-text field', 422, 'filters[0].op', ['invalid_operator'], firstFilter({ field: path.path, op, value: 'a' }))));
-    faults.push(fc.constantFrom(...nonString).chain((path) =>
-      fault('wrong value type', 422, 'filters[0].value', ['invalid_value'], firstFilter({ field: path.path, op: 'eq', value: path.kind === 'boolean' ? 'true' : { a: 1 } }))));
+    faults.push(
+      fc
+        .tuple(fc.constantFrom(...nonString), fc.constantFrom(...STRING_OPS))
+        .chain(([path, op]) =>
+          fault(
+            'string operator on a non-text field',
+            422,
+            'filters[0].op',
+            ['invalid_operator'],
+            firstFilter({ field: path.path, op, value: 'a' }),
+          ),
+        ),
+    );
+    faults.push(
+      fc
+        .constantFrom(...nonString)
+        .chain((path) =>
+          fault(
+            'wrong value type',
+            422,
+            'filters[0].value',
+            ['invalid_value'],
+            firstFilter({ field: path.path, op: 'eq', value: path.kind === 'boolean' ? 'true' : { a: 1 } }),
+          ),
+        ),
+    );
   }
   if (orderless.length) {
-    faults.push(fc.constantFrom(...orderless).chain((path) => fault('ordering a boolean', 422, 'filters[0].op', ['invalid_operator'], firstFilter({ field: path.path, op: 'gt', value: true }))));
+    faults.push(
+      fc
+        .constantFrom(...orderless)
+        .chain((path) =>
+          fault(
+            'ordering a boolean',
+            422,
+            'filters[0].op',
+            ['invalid_operator'],
+            firstFilter({ field: path.path, op: 'gt', value: true }),
+          ),
+        ),
+    );
   }
-  faults.push(fault('too many values', 422, 'filters[0].value', ['too_many_values'], firstFilter({ field: 'id', op: 'in', value: Array.from({ length: MAX_IN_LIST + 1 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`) })));
-  faults.push(fault('null in a value list', 422, 'filters[0].value', ['invalid_value'], firstFilter({ field: 'id', op: 'in', value: [null] })));
-  faults.push(fc.constantFrom<unknown>([], 'x', 3, [{}]).chain((body) => fc.constant<SearchSpec>({ body, fault: { label: 'body not an object', status: 422, path: '', reasons: [] } })));
+  faults.push(
+    fault(
+      'too many values',
+      422,
+      'filters[0].value',
+      ['too_many_values'],
+      firstFilter({
+        field: 'id',
+        op: 'in',
+        value: Array.from(
+          { length: MAX_IN_LIST + 1 },
+          (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        ),
+      }),
+    ),
+  );
+  faults.push(
+    fault(
+      'null in a value list',
+      422,
+      'filters[0].value',
+      ['invalid_value'],
+      firstFilter({ field: 'id', op: 'in', value: [null] }),
+    ),
+  );
+  faults.push(
+    fc
+      .constantFrom<unknown>([], 'x', 3, [{}])
+      .chain((body) =>
+        fc.constant<SearchSpec>({ body, fault: { label: 'body not an object', status: 422, path: '', reasons: [] } }),
+      ),
+  );
 
   const restrictedFields = all.filter((p) => hidden(p.path));
   if (restrictedFields.length) {
-    faults.push(fc.constantFrom(...restrictedFields).chain((path) => fault('restricted filter field', 403, 'filters[0].field', ['restricted'], firstFilter({ field: path.path, op: 'isnull', value: true }))));
+    faults.push(
+      fc
+        .constantFrom(...restrictedFields)
+        .chain((path) =>
+          fault(
+            'restricted filter field',
+            403,
+            'filters[0].field',
+            ['restricted'],
+            firstFilter({ field: path.path, op: 'isnull', value: true }),
+          ),
+        ),
+    );
   }
   const restrictedSorts = restrictedFields.filter((p) => !p.crossesMany && p.kind !== 'json');
   if (restrictedSorts.length) {
-    faults.push(fc.constantFrom(...restrictedSorts).chain((path) => fault('restricted sort field', 403, 'sort[0].field', ['restricted'], (b) => void (b.sort = [{ field: path.path }]))));
+    faults.push(
+      fc
+        .constantFrom(...restrictedSorts)
+        .chain((path) =>
+          fault(
+            'restricted sort field',
+            403,
+            'sort[0].field',
+            ['restricted'],
+            (b) => void (b.sort = [{ field: path.path }]),
+          ),
+        ),
+    );
   }
   const restrictedIncludes = includes.filter(hidden);
   if (restrictedIncludes.length) {
-    faults.push(fc.constantFrom(...restrictedIncludes).chain((path) => fault('restricted include', 403, 'include[0]', ['restricted'], (b) => void (b.include = [path]))));
+    faults.push(
+      fc
+        .constantFrom(...restrictedIncludes)
+        .chain((path) =>
+          fault('restricted include', 403, 'include[0]', ['restricted'], (b) => void (b.include = [path])),
+        ),
+    );
   }
-  return fc.oneof({ weight: 3, arbitrary: valid.map((body): SearchSpec => ({ body })) }, { weight: 2, arbitrary: fc.oneof(...faults) });
+  return fc.oneof(
+    { weight: 3, arbitrary: valid.map((body): SearchSpec => ({ body })) },
+    { weight: 2, arbitrary: fc.oneof(...faults) },
+  );
 }

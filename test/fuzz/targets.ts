@@ -32,7 +32,11 @@ export interface SchemaClass {
  * A rule of the app's own services that changes what is stored (the oracle applies it to its
  * expectation): `(resource, mode, input) => input as the service will write it`.
  */
-export type ServiceRule = (resource: string, mode: 'create' | 'replace' | 'patch', input: Record<string, unknown>) => Record<string, unknown>;
+export type ServiceRule = (
+  resource: string,
+  mode: 'create' | 'replace' | 'patch',
+  input: Record<string, unknown>,
+) => Record<string, unknown>;
 
 export interface FuzzTarget {
   readonly title: string;
@@ -80,7 +84,10 @@ export const RELATIONS_TARGET: FuzzTarget = {
       admin: { permissions: ['*'], restricted_fields: [] },
       noproject: { permissions: ['*'], restricted_fields: ['tasks.project'] },
       nobudget: { permissions: ['*'], restricted_fields: ['projects.budget'] },
-      reader: { permissions: ['tasks:view', 'tasks:listview', 'projects:view', 'projects:listview'], restricted_fields: ['projects.budget', 'users.email'] },
+      reader: {
+        permissions: ['tasks:view', 'tasks:listview', 'projects:view', 'projects:listview'],
+        restricted_fields: ['projects.budget', 'users.email'],
+      },
       anonymous: { permissions: [], restricted_fields: [] },
     },
   },
@@ -125,7 +132,9 @@ export const EVERY_FIELD_TYPE_TARGET: FuzzTarget = {
     return buildApp({ settings, policies });
   },
   async routers() {
-    const { SampleRouter } = await import('../../fixtures/golden/every-field-type/expected/src/apps/samples/routers.js');
+    const { SampleRouter } = await import(
+      '../../fixtures/golden/every-field-type/expected/src/apps/samples/routers.js'
+    );
     return [new SampleRouter()];
   },
 };

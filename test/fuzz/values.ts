@@ -39,12 +39,46 @@ export const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 } as const;
 
 /** Single characters that stress encoders, collations and drivers; every one must round-trip. */
 const AWKWARD = [
-  '%', '_', '\\', "'", '"', '`', '*', '?', '[', ']', '\t', '\n', '\r', '\u0001', '\u001f', '\u007f', '\u0080', '\u009f',
-  '\u00a0', '\u00e9', 'e\u0301', '\u2028', '\u2029', '\ufeff', '\ufffd', '\ufffe', '\uffff', '\u{1f389}', '\u{10ffff}', '\u{1d11e}',
-  '\u05d0', '\u0627', '\u4e2d', '\u{e0001}', ' ',
+  '%',
+  '_',
+  '\\',
+  "'",
+  '"',
+  '`',
+  '*',
+  '?',
+  '[',
+  ']',
+  '\t',
+  '\n',
+  '\r',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\u0080',
+  '\u009f',
+  '\u00a0',
+  '\u00e9',
+  'e\u0301',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ufffd',
+  '\ufffe',
+  '\uffff',
+  '\u{1f389}',
+  '\u{10ffff}',
+  '\u{1d11e}',
+  '\u05d0',
+  '\u0627',
+  '\u4e2d',
+  '\u{e0001}',
+  ' ',
 ];
 
-const controlChar = fc.oneof(fc.integer({ min: 1, max: 31 }), fc.integer({ min: 0x7f, max: 0x9f })).map((c) => String.fromCharCode(c));
+const controlChar = fc
+  .oneof(fc.integer({ min: 1, max: 31 }), fc.integer({ min: 0x7f, max: 0x9f }))
+  .map((c) => String.fromCharCode(c));
 
 /** Any text up to `max` code points (the unit `maxLength` counts in). */
 export function textArb(min = 0, max = 40): fc.Arbitrary<string> {
@@ -55,25 +89,47 @@ export function textArb(min = 0, max = 40): fc.Arbitrary<string> {
     { weight: 1, arbitrary: controlChar },
     { weight: 2, arbitrary: fc.constantFrom(...AWKWARD) },
   );
-  const body = fc.array(unit, { minLength: min, maxLength: cap }).map((parts) => [...parts.join('')].slice(0, max).join(''));
+  const body = fc
+    .array(unit, { minLength: min, maxLength: cap })
+    .map((parts) => [...parts.join('')].slice(0, max).join(''));
   // Now and then exactly at the limit, where off-by-one and byte-versus-character bugs live.
-  const atLimit = Number.isFinite(max) && max <= 4096 ? fc.constantFrom('x', '\u00e9', '\u{1f389}').map((c) => c.repeat(max)) : fc.constant('x'.repeat(min));
-  return fc.oneof({ weight: 9, arbitrary: body }, { weight: 1, arbitrary: atLimit }).filter((s) => [...s].length >= min);
+  const atLimit =
+    Number.isFinite(max) && max <= 4096
+      ? fc.constantFrom('x', '\u00e9', '\u{1f389}').map((c) => c.repeat(max))
+      : fc.constant('x'.repeat(min));
+  return fc
+    .oneof({ weight: 9, arbitrary: body }, { weight: 1, arbitrary: atLimit })
+    .filter((s) => [...s].length >= min);
 }
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
-const year = fc.oneof(fc.constantFrom(0, 1, 1582, 1899, 1900, 1969, 1970, 1999, 2000, 2024, 2038, 2100, 9999), fc.integer({ min: 1, max: 9999 }));
+const year = fc.oneof(
+  fc.constantFrom(0, 1, 1582, 1899, 1900, 1969, 1970, 1999, 2000, 2024, 2038, 2100, 9999),
+  fc.integer({ min: 1, max: 9999 }),
+);
 
 /** `YYYY-MM-DD`, mostly real days; the schema decides which are. */
 export const dateArb = fc
-  .tuple(year, fc.integer({ min: 1, max: 12 }), fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 28 }) }, { weight: 1, arbitrary: fc.integer({ min: 29, max: 31 }) }))
+  .tuple(
+    year,
+    fc.integer({ min: 1, max: 12 }),
+    fc.oneof(
+      { weight: 4, arbitrary: fc.integer({ min: 1, max: 28 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 29, max: 31 }) },
+    ),
+  )
   .map(([y, m, d]) => `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`);
 
 const offset = fc.oneof(
   { weight: 4, arbitrary: fc.constant('Z') },
   { weight: 1, arbitrary: fc.constant('z') },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 14 }), fc.constantFrom(0, 30, 45, 59)).map(([s, h, m]) => `${s}${pad(h, 2)}:${pad(m, 2)}`) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 14 }), fc.constantFrom(0, 30, 45, 59))
+      .map(([s, h, m]) => `${s}${pad(h, 2)}:${pad(m, 2)}`),
+  },
 );
 
 /** RFC 3339 date-times: every separator case, fractions of 0–9 digits, offsets up to ±14:59. */
@@ -84,12 +140,23 @@ export const dateTimeArb = fc
     fc.integer({ min: 0, max: 23 }),
     fc.integer({ min: 0, max: 59 }),
     fc.integer({ min: 0, max: 59 }),
-    fc.oneof({ weight: 2, arbitrary: fc.constant('') }, { weight: 3, arbitrary: fc.integer({ min: 1, max: 9 }).chain((n) => fc.stringMatching(new RegExp(`^[0-9]{${n}}$`)).map((d) => `.${d}`)) }),
+    fc.oneof(
+      { weight: 2, arbitrary: fc.constant('') },
+      {
+        weight: 3,
+        arbitrary: fc
+          .integer({ min: 1, max: 9 })
+          .chain((n) => fc.stringMatching(new RegExp(`^[0-9]{${n}}$`)).map((d) => `.${d}`)),
+      },
+    ),
     offset,
   )
   .map(([d, t, h, mi, s, frac, off]) => `${d}${t}${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${frac}${off}`);
 
-const uuidArb = fc.oneof({ weight: 5, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase()) });
+const uuidArb = fc.oneof(
+  { weight: 5, arbitrary: fc.uuid() },
+  { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase()) },
+);
 
 function stringArb(schema: JsonSchema): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
@@ -102,31 +169,47 @@ function stringArb(schema: JsonSchema): fc.Arbitrary<string> {
     case 'date-time':
       return dateTimeArb;
     case 'email':
-      return fc.oneof(fc.emailAddress(), fc.constantFrom('a@b.co', 'o\'neil+tag@example.com', '"quoted"@example.org'));
+      return fc.oneof(fc.emailAddress(), fc.constantFrom('a@b.co', "o'neil+tag@example.com", '"quoted"@example.org'));
     case 'uri':
-      return fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.constantFrom('mailto:a@b.co', 'urn:isbn:0451450523', 'https://example.com/%C3%BC'));
+      return fc.oneof(
+        fc.webUrl({ withQueryParameters: true, withFragments: true }),
+        fc.constantFrom('mailto:a@b.co', 'urn:isbn:0451450523', 'https://example.com/%C3%BC'),
+      );
     default:
       break;
   }
   if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern));
   // Unbounded text is exercised long now and then (well under the 1 MiB body limit).
-  if (schema.maxLength === undefined) return fc.oneof({ weight: 9, arbitrary: textArb(min, 60) }, { weight: 1, arbitrary: fc.integer({ min: 1000, max: 70_000 }).map((n) => 'λ'.repeat(n)) });
+  if (schema.maxLength === undefined)
+    return fc.oneof(
+      { weight: 9, arbitrary: textArb(min, 60) },
+      { weight: 1, arbitrary: fc.integer({ min: 1000, max: 70_000 }).map((n) => 'λ'.repeat(n)) },
+    );
   return textArb(min, max);
 }
 
 function integerArb(schema: JsonSchema): fc.Arbitrary<number> {
   const min = schema.minimum ?? Number.MIN_SAFE_INTEGER;
   const max = schema.maximum ?? Number.MAX_SAFE_INTEGER;
-  const edges = [min, max, 0, -1, 1, INT32.min, INT32.max].filter((n) => n >= min && n <= max && Number.isSafeInteger(n));
+  const edges = [min, max, 0, -1, 1, INT32.min, INT32.max].filter(
+    (n) => n >= min && n <= max && Number.isSafeInteger(n),
+  );
   const small = fc.integer({ min: Math.max(min, -1000), max: Math.min(max, 1000) });
-  return fc.oneof({ weight: 4, arbitrary: small }, { weight: 1, arbitrary: fc.constantFrom(...edges) }, { weight: 1, arbitrary: fc.integer({ min: Math.max(min, INT32.min), max: Math.min(max, INT32.max) }) });
+  return fc.oneof(
+    { weight: 4, arbitrary: small },
+    { weight: 1, arbitrary: fc.constantFrom(...edges) },
+    { weight: 1, arbitrary: fc.integer({ min: Math.max(min, INT32.min), max: Math.min(max, INT32.max) }) },
+  );
 }
 
 function numberArb(schema: JsonSchema): fc.Arbitrary<number> {
   const min = schema.minimum ?? -Number.MAX_VALUE;
   const max = schema.maximum ?? Number.MAX_VALUE;
   const edges = [0, -0, 0.1, 1 / 3, 5e-324, 2 ** 53 + 2, 1e308, -1e-300, min, max].filter((n) => n >= min && n <= max);
-  return fc.oneof({ weight: 4, arbitrary: fc.double({ min, max, noNaN: true, noDefaultInfinity: true }) }, { weight: 1, arbitrary: fc.constantFrom(...edges) });
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.double({ min, max, noNaN: true, noDefaultInfinity: true }) },
+    { weight: 1, arbitrary: fc.constantFrom(...edges) },
+  );
 }
 
 /** JSON values for a `json` field: nesting, every scalar, awkward keys and strings. */
@@ -158,21 +241,61 @@ export const unstorableStringArb = fc
   .map(([a, bad, b]) => `${a}${bad}${b}`);
 
 export type Mutation =
-  | 'wrong_type' | 'too_long' | 'too_short' | 'out_of_range' | 'bad_format' | 'bad_pattern' | 'not_in_enum'
-  | 'null' | 'unstorable_string' | 'int32_overflow' | 'long_digits';
+  | 'wrong_type'
+  | 'too_long'
+  | 'too_short'
+  | 'out_of_range'
+  | 'bad_format'
+  | 'bad_pattern'
+  | 'not_in_enum'
+  | 'null'
+  | 'unstorable_string'
+  | 'int32_overflow'
+  | 'long_digits';
 
 const WRONG_TYPES: Record<string, fc.Arbitrary<unknown>> = {
   string: fc.oneof(fc.integer(), fc.boolean(), fc.constant({}), fc.constant([])),
-  integer: fc.oneof(fc.constant('12'), fc.double({ min: -10, max: 10, noInteger: true }), fc.boolean(), fc.constant([1])),
+  integer: fc.oneof(
+    fc.constant('12'),
+    fc.double({ min: -10, max: 10, noInteger: true }),
+    fc.boolean(),
+    fc.constant([1]),
+  ),
   number: fc.oneof(fc.constant('1.5'), fc.boolean(), fc.constant({ n: 1 })),
   boolean: fc.oneof(fc.constantFrom('true', 0, 1, 'false', 'yes')),
   array: fc.oneof(fc.constant('x'), fc.integer(), fc.constant({ 0: 'x' })),
 };
 
 const BAD_FORMATS: Record<string, readonly string[]> = {
-  uuid: ['not-a-uuid', '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2g', '3f1e4a527c1b4d2e9a8f0b6c5d4e3f21', '{3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21}', 'urn:uuid:3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21', ''],
-  date: ['2024-13-01', '2023-02-29', '2024-04-31', '24-01-01', '2024-1-1', '2024-01-01T00:00:00Z', '20240101', 'yesterday', '0000-00-00'],
-  'date-time': ['2024-01-01', '2024-01-01T25:00:00Z', '2024-01-01T00:00:00', '2024-01-01 00:00:00Z', '2024-02-30T00:00:00Z', '2024-01-01T00:00:60Z', 'now', '1700000000'],
+  uuid: [
+    'not-a-uuid',
+    '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2g',
+    '3f1e4a527c1b4d2e9a8f0b6c5d4e3f21',
+    '{3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21}',
+    'urn:uuid:3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21',
+    '',
+  ],
+  date: [
+    '2024-13-01',
+    '2023-02-29',
+    '2024-04-31',
+    '24-01-01',
+    '2024-1-1',
+    '2024-01-01T00:00:00Z',
+    '20240101',
+    'yesterday',
+    '0000-00-00',
+  ],
+  'date-time': [
+    '2024-01-01',
+    '2024-01-01T25:00:00Z',
+    '2024-01-01T00:00:00',
+    '2024-01-01 00:00:00Z',
+    '2024-02-30T00:00:00Z',
+    '2024-01-01T00:00:60Z',
+    'now',
+    '1700000000',
+  ],
   email: ['plainaddress', '@example.com', 'a@', 'a b@example.com', 'a@@b.co'],
   uri: ['no scheme', '//example.com', 'http://exa mple.com', ':'],
 };
@@ -219,7 +342,9 @@ export function mutatedValue(schema: JsonSchema, mutation: Mutation): fc.Arbitra
       return fc.constantFrom('1e5', '+1', '.5', '1.', ' 1', '1 ', '0x10', 'NaN', 'Infinity', '1,5', '١٢', '');
     case 'long_digits':
       // Too many digits before or after the point for the column's precision and scale.
-      return fc.tuple(fc.integer({ min: 11, max: 45 }), fc.integer({ min: 0, max: 12 })).map(([i, f]) => `${'9'.repeat(i)}${f ? `.${'1'.repeat(f)}` : ''}`)
+      return fc
+        .tuple(fc.integer({ min: 11, max: 45 }), fc.integer({ min: 0, max: 12 }))
+        .map(([i, f]) => `${'9'.repeat(i)}${f ? `.${'1'.repeat(f)}` : ''}`)
         .chain((long) => fc.constantFrom(long, `1.${'5'.repeat(7)}`, `-${long}`));
     case 'out_of_range': {
       const options: number[] = [];
@@ -228,9 +353,18 @@ export function mutatedValue(schema: JsonSchema, mutation: Mutation): fc.Arbitra
       return fc.constantFrom(...options);
     }
     case 'int32_overflow':
-      return fc.oneof(fc.constantFrom(INT32.max + 1, INT32.min - 1, 2 ** 53 - 1, -(2 ** 53) + 1, 1e20), fc.integer({ min: INT32.max + 1, max: Number.MAX_SAFE_INTEGER }));
+      return fc.oneof(
+        fc.constantFrom(INT32.max + 1, INT32.min - 1, 2 ** 53 - 1, -(2 ** 53) + 1, 1e20),
+        fc.integer({ min: INT32.max + 1, max: Number.MAX_SAFE_INTEGER }),
+      );
     case 'unstorable_string':
       // In a json field the bad string may hide anywhere in the document.
-      return types.length > 3 ? fc.oneof(unstorableStringArb, unstorableStringArb.map((s) => ({ note: s })), unstorableStringArb.map((s) => ({ [s]: 1 }))) : unstorableStringArb;
+      return types.length > 3
+        ? fc.oneof(
+            unstorableStringArb,
+            unstorableStringArb.map((s) => ({ note: s })),
+            unstorableStringArb.map((s) => ({ [s]: 1 })),
+          )
+        : unstorableStringArb;
   }
 }

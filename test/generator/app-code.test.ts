@@ -6,12 +6,17 @@ import { describe, expect, it } from 'vitest';
 import { array, call, chain, literal, print, property, str, WIDTH } from '../../generator/engine/code.js';
 import { Imports } from '../../generator/engine/imports.js';
 
-const literals = (n: number, prefix = 'value') => array(Array.from({ length: n }, (_, i) => call('Type.Literal', str(`${prefix}_${i}`))));
+const literals = (n: number, prefix = 'value') =>
+  array(Array.from({ length: n }, (_, i) => call('Type.Literal', str(`${prefix}_${i}`))));
 
 describe('print', () => {
   it.each([
     ['a string with quotes and backslashes', literal("it's \\d"), "'it\\'s \\\\d'"],
-    ['an object literal', literal({ defaultLimit: 20, 'x-y': [true, null] }), "{ defaultLimit: 20, 'x-y': [true, null] }"],
+    [
+      'an object literal',
+      literal({ defaultLimit: 20, 'x-y': [true, null] }),
+      "{ defaultLimit: 20, 'x-y': [true, null] }",
+    ],
     ['an empty object and array', literal({ a: {}, b: [] }), '{ a: {}, b: [] }'],
     ['a chain', chain(call('p.string'), ['length', '255'], ['index']), 'p.string().length(255).index()'],
   ])('%s on one line when it fits', (_case, expr, expected) => {
@@ -21,7 +26,11 @@ describe('print', () => {
   it('hugs a trailing array argument when the line is too long, one element per line', () => {
     const text = property('status', call('Type.Union', literals(8)), 4);
     expect(text).toBe(
-      ['    status: Type.Union([', ...Array.from({ length: 8 }, (_, i) => `      Type.Literal('value_${i}'),`), '    ]),'].join('\n'),
+      [
+        '    status: Type.Union([',
+        ...Array.from({ length: 8 }, (_, i) => `      Type.Literal('value_${i}'),`),
+        '    ]),',
+      ].join('\n'),
     );
   });
 
@@ -58,6 +67,10 @@ describe('Imports', () => {
   it('lists one name per line when the declaration is too long', () => {
     const names = Array.from({ length: 12 }, (_, i) => `SomeRatherLongName${i}`);
     const text = new Imports().value('./schemas.js', ...names).render();
-    expect(text.split('\n')).toEqual(['import {', ...[...names].sort().map((n) => `  ${n},`), "} from './schemas.js';"]);
+    expect(text.split('\n')).toEqual([
+      'import {',
+      ...[...names].sort().map((n) => `  ${n},`),
+      "} from './schemas.js';",
+    ]);
   });
 });

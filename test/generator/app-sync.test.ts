@@ -27,7 +27,11 @@ const routerSync = (prefix: string, tags: string[], exposeSchemas: boolean): Syn
   properties: [
     { name: 'prefix', value: prefix, declaration: [`readonly prefix: string = '${prefix}';`] },
     { name: 'tags', value: tags, declaration: [`override readonly tags = ${JSON.stringify(tags)};`] },
-    { name: 'exposeSchemas', value: exposeSchemas, declaration: [`override readonly exposeSchemas: boolean = ${exposeSchemas};`] },
+    {
+      name: 'exposeSchemas',
+      value: exposeSchemas,
+      declaration: [`override readonly exposeSchemas: boolean = ${exposeSchemas};`],
+    },
   ],
 });
 
@@ -39,17 +43,34 @@ const REPOSITORY = `export class TaskRepository extends BaseRepository<Task, C, 
 `;
 
 const KEYS_DOC = '/** keys */';
-const repositorySync = (relationKeys: Record<string, string> | undefined, reader: Record<string, number> | undefined): SyncRequest => ({
+const repositorySync = (
+  relationKeys: Record<string, string> | undefined,
+  reader: Record<string, number> | undefined,
+): SyncRequest => ({
   className: 'TaskRepository',
-  properties: [{ name: 'relationKeys', value: relationKeys, declaration: relationKeys ? [KEYS_DOC, `protected override readonly relationKeys = { labels: 'tag_ids' };`] : [] }],
+  properties: [
+    {
+      name: 'relationKeys',
+      value: relationKeys,
+      declaration: relationKeys ? [KEYS_DOC, `protected override readonly relationKeys = { labels: 'tag_ids' };`] : [],
+    },
+  ],
   superArgument: [{ name: 'reader', value: reader }],
 });
 
 describe('syncMembers', () => {
   it.each([
     ['same values written differently (double quotes): nothing changes', routerSync('/tasks', ['tasks'], true), ROUTER],
-    ['a new prefix replaces only the initializer', routerSync('/todo', ['tasks'], true), ROUTER.replace("'/tasks'; // keep", "'/todo'; // keep")],
-    ['new tags and exposeSchemas', routerSync('/tasks', ['tasks', 'planning'], false), ROUTER.replace('["tasks"]', "['tasks', 'planning']").replace('boolean = true', 'boolean = false')],
+    [
+      'a new prefix replaces only the initializer',
+      routerSync('/todo', ['tasks'], true),
+      ROUTER.replace("'/tasks'; // keep", "'/todo'; // keep"),
+    ],
+    [
+      'new tags and exposeSchemas',
+      routerSync('/tasks', ['tasks', 'planning'], false),
+      ROUTER.replace('["tasks"]', "['tasks', 'planning']").replace('boolean = true', 'boolean = false'),
+    ],
   ])('router: %s', (_case, request, expected) => {
     const { content, problems } = syncMembers(ROUTER, request);
     expect(problems).toEqual([]);
@@ -71,7 +92,11 @@ describe('syncMembers', () => {
   });
 
   it.each([
-    ['relationKeys inserted before the constructor', { labels: 'tag_ids' }, undefined, `export class TaskRepository extends BaseRepository<Task, C, U> {
+    [
+      'relationKeys inserted before the constructor',
+      { labels: 'tag_ids' },
+      undefined,
+      `export class TaskRepository extends BaseRepository<Task, C, U> {
   ${KEYS_DOC}
   protected override readonly relationKeys = { labels: 'tag_ids' };
 
@@ -79,8 +104,14 @@ describe('syncMembers', () => {
     super({ model: Task });
   }
 }
-`],
-    ['reader added to the super options', undefined, { defaultLimit: 20 }, REPOSITORY.replace('{ model: Task }', '{ model: Task, reader: { defaultLimit: 20 } }')],
+`,
+    ],
+    [
+      'reader added to the super options',
+      undefined,
+      { defaultLimit: 20 },
+      REPOSITORY.replace('{ model: Task }', '{ model: Task, reader: { defaultLimit: 20 } }'),
+    ],
   ])('repository: %s, and removed again when the manifest drops it', (_case, keys, reader, expected) => {
     const added = syncMembers(REPOSITORY, repositorySync(keys, reader));
     expect(added.content).toBe(expected);
@@ -89,17 +120,29 @@ describe('syncMembers', () => {
   });
 
   it('updates a reader in a multi-line super call, keeping its layout', () => {
-    const multiline = REPOSITORY.replace('super({ model: Task });', 'super({\n      model: Task,\n      reader: { defaultLimit: 20 },\n    });');
+    const multiline = REPOSITORY.replace(
+      'super({ model: Task });',
+      'super({\n      model: Task,\n      reader: { defaultLimit: 20 },\n    });',
+    );
     expect(syncMembers(multiline, repositorySync(undefined, { defaultLimit: 30, maxLimit: 90 })).content).toBe(
       multiline.replace('reader: { defaultLimit: 20 }', 'reader: { defaultLimit: 30, maxLimit: 90 }'),
     );
-    expect(syncMembers(multiline, repositorySync(undefined, undefined)).content).toBe(multiline.replace('\n      reader: { defaultLimit: 20 },', ''));
+    expect(syncMembers(multiline, repositorySync(undefined, undefined)).content).toBe(
+      multiline.replace('\n      reader: { defaultLimit: 20 },', ''),
+    );
   });
 
   it.each([
     ['the class was renamed', REPOSITORY.replace('TaskRepository', 'Tasks'), 'no class TaskRepository'],
-    ['the constructor calls super without options', REPOSITORY.replace('super({ model: Task })', 'super(Task)'), 'no `super({ ... })` call in the constructor of TaskRepository'],
+    [
+      'the constructor calls super without options',
+      REPOSITORY.replace('super({ model: Task })', 'super(Task)'),
+      'no `super({ ... })` call in the constructor of TaskRepository',
+    ],
   ])('reports what it cannot apply when %s, changing nothing', (_case, source, problem) => {
-    expect(syncMembers(source, repositorySync(undefined, { defaultLimit: 20 }))).toEqual({ content: source, problems: [problem] });
+    expect(syncMembers(source, repositorySync(undefined, { defaultLimit: 20 }))).toEqual({
+      content: source,
+      problems: [problem],
+    });
   });
 });

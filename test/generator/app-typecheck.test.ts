@@ -23,12 +23,17 @@ const root = mkdtempSync(join(tmpdir(), 'core-app-typecheck-'));
 
 beforeAll(async () => {
   cpSync(join(GOLDEN_DIR, 'relation-graph/input'), root, { recursive: true });
-  cpSync(join(GOLDEN_DIR, 'every-field-type/input/src/apps/samples'), join(root, 'src/apps/samples'), { recursive: true });
+  cpSync(join(GOLDEN_DIR, 'every-field-type/input/src/apps/samples'), join(root, 'src/apps/samples'), {
+    recursive: true,
+  });
   cpSync(join(GOLDEN_DIR, 'minimal/input/src/apps/notes'), join(root, 'src/apps/notes'), { recursive: true });
   cpSync(join(GOLDEN_DIR, 'versioned/input/src/apps/documents'), join(root, 'src/apps/documents'), { recursive: true });
   await runGoldenCase(root, { description: '', command: 'startapp', apps: [...GRAPH, ...OTHERS] });
 
-  writeFileSync(join(root, 'package.json'), `${JSON.stringify({ name: 'typecheck', private: true, type: 'module' }, null, 2)}\n`);
+  writeFileSync(
+    join(root, 'package.json'),
+    `${JSON.stringify({ name: 'typecheck', private: true, type: 'module' }, null, 2)}\n`,
+  );
   const tsconfig = JSON.parse(render('project/tsconfig.json.hbs', {})) as { compilerOptions: Record<string, unknown> };
   tsconfig.compilerOptions.noEmit = true;
   tsconfig.compilerOptions.paths = { '@core/runtime': [RUNTIME_ENTRY] };
@@ -47,7 +52,10 @@ function run(script: string, args: string[]): Promise<{ code: number; output: st
   // Without this runner's VITEST_* variables, which would make the inner vitest think it is a worker.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST')));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', script), ...args], { cwd: root, env: { ...env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', script), ...args], {
+      cwd: root,
+      env: { ...env, NO_COLOR: '1' },
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -94,9 +102,13 @@ describe('generated apps in a project', () => {
     expect(tests.code).toBe(0);
   }, 120_000);
 
-  it.skipIf(toOneCycleBreaksSerializer())('pass their own generated endpoint tests (the relation graph)', async () => {
-    const tests = await run('vitest/vitest.mjs', ['run', ...GRAPH.map((m) => `test/apps/${m}.test.ts`)]);
-    expect(tests.output).toMatch(/Tests\s+48 passed \(48\)/);
-    expect(tests.code).toBe(0);
-  }, 120_000);
+  it.skipIf(toOneCycleBreaksSerializer())(
+    'pass their own generated endpoint tests (the relation graph)',
+    async () => {
+      const tests = await run('vitest/vitest.mjs', ['run', ...GRAPH.map((m) => `test/apps/${m}.test.ts`)]);
+      expect(tests.output).toMatch(/Tests\s+48 passed \(48\)/);
+      expect(tests.code).toBe(0);
+    },
+    120_000,
+  );
 });

@@ -11,7 +11,12 @@ import { generateApp } from '../../generator/generators/app/index.js';
 
 const ID: Record<string, FieldSpec> = { id: { type: 'uuid', primary: true } };
 
-function resource(name: string, entity: string, fields: Record<string, FieldSpec> = {}, relations?: Record<string, RelationSpec>): Manifest {
+function resource(
+  name: string,
+  entity: string,
+  fields: Record<string, FieldSpec> = {},
+  relations?: Record<string, RelationSpec>,
+): Manifest {
   return { name, entity, fields: { ...ID, ...fields }, ...(relations ? { relations } : {}) };
 }
 
@@ -21,7 +26,12 @@ async function problemsOf(all: Manifest[]): Promise<string[]> {
   const tree = new Tree('/nonexistent/core-validation');
   const [first] = all;
   try {
-    await generateApp(tree, first!, { module: first!.name, dir: `src/apps/${first!.name}`, manifestPath: `src/apps/${first!.name}/x.json`, manifests });
+    await generateApp(tree, first!, {
+      module: first!.name,
+      dir: `src/apps/${first!.name}`,
+      manifestPath: `src/apps/${first!.name}/x.json`,
+      manifests,
+    });
   } catch (error) {
     if (!(error instanceof ManifestError)) throw error;
     expect(tree.changes()).toEqual([]);
@@ -61,7 +71,10 @@ describe('generateApp refuses manifests it cannot generate, naming the JSON path
     ],
     [
       'a one-to-many whose target has no many-to-one back',
-      [resource('projects', 'Project', {}, { tasks: { kind: 'one-to-many', target: 'tasks', inverse: 'project' } }), resource('tasks', 'Task')],
+      [
+        resource('projects', 'Project', {}, { tasks: { kind: 'one-to-many', target: 'tasks', inverse: 'project' } }),
+        resource('tasks', 'Task'),
+      ],
       '$.relations.tasks.inverse: tasks has no many-to-one relation "project" to projects; add "project": { "kind": "many-to-one", "target": "projects" } to the tasks manifest',
     ],
     [
@@ -75,32 +88,61 @@ describe('generateApp refuses manifests it cannot generate, naming the JSON path
     [
       'both sides of a many-to-many claiming the pivot',
       [
-        resource('tasks', 'Task', {}, { labels: { kind: 'many-to-many', target: 'labels', inverse: 'tasks', owner: true } }),
-        resource('labels', 'Label', {}, { tasks: { kind: 'many-to-many', target: 'tasks', inverse: 'labels', owner: true } }),
+        resource(
+          'tasks',
+          'Task',
+          {},
+          { labels: { kind: 'many-to-many', target: 'labels', inverse: 'tasks', owner: true } },
+        ),
+        resource(
+          'labels',
+          'Label',
+          {},
+          { tasks: { kind: 'many-to-many', target: 'tasks', inverse: 'labels', owner: true } },
+        ),
       ],
       '$.relations.labels.owner: both tasks.labels and labels.tasks claim to own the many-to-many relation; set "owner": true on one side only',
     ],
     [
       'ids_field on the inverse side of a many-to-many',
       [
-        resource('labels', 'Label', {}, { tasks: { kind: 'many-to-many', target: 'tasks', inverse: 'labels', ids_field: 'todo_ids' } }),
-        resource('tasks', 'Task', {}, { labels: { kind: 'many-to-many', target: 'labels', inverse: 'tasks', owner: true } }),
+        resource(
+          'labels',
+          'Label',
+          {},
+          { tasks: { kind: 'many-to-many', target: 'tasks', inverse: 'labels', ids_field: 'todo_ids' } },
+        ),
+        resource(
+          'tasks',
+          'Task',
+          {},
+          { labels: { kind: 'many-to-many', target: 'labels', inverse: 'tasks', owner: true } },
+        ),
       ],
       '$.relations.tasks.ids_field: only the owning side of a many-to-many takes ids; tasks.labels owns this one',
     ],
     [
       'an inverse one-to-one without an owner',
-      [resource('users', 'User', {}, { profile: { kind: 'one-to-one', target: 'profiles', owner: false } }), resource('profiles', 'Profile')],
+      [
+        resource('users', 'User', {}, { profile: { kind: 'one-to-one', target: 'profiles', owner: false } }),
+        resource('profiles', 'Profile'),
+      ],
       '$.relations.profile.owner: users.profile is not the owner and profiles declares no owning side; remove "owner": false or declare the relation on profiles with "owner": true',
     ],
     [
       'an inverse name that is a field of the target',
-      [resource('tasks', 'Task', {}, { project: { kind: 'many-to-one', target: 'projects', inverse: 'name' } }), resource('projects', 'Project', { name: { type: 'string' } })],
+      [
+        resource('tasks', 'Task', {}, { project: { kind: 'many-to-one', target: 'projects', inverse: 'name' } }),
+        resource('projects', 'Project', { name: { type: 'string' } }),
+      ],
       '$.relations.project.inverse: "name" is already a field of projects; choose another inverse name',
     ],
     [
       'a field colliding with an inverse another manifest declares',
-      [resource('projects', 'Project', { tasks: { type: 'integer', nullable: true } }), resource('tasks', 'Task', {}, { project: { kind: 'many-to-one', target: 'projects', inverse: 'tasks' } })],
+      [
+        resource('projects', 'Project', { tasks: { type: 'integer', nullable: true } }),
+        resource('tasks', 'Task', {}, { project: { kind: 'many-to-one', target: 'projects', inverse: 'tasks' } }),
+      ],
       '$.fields.tasks: collides with the relation "tasks" that tasks.project declares as its inverse; rename one of them',
     ],
     [
@@ -116,16 +158,45 @@ describe('generateApp refuses manifests it cannot generate, naming the JSON path
   });
 
   it.each<[string, Manifest[]]>([
-    ['a many-to-one declared with its inverse on the other side too', [
-      resource('tasks', 'Task', {}, { project: { kind: 'many-to-one', target: 'projects', nullable: true, inverse: 'tasks' } }),
-      resource('projects', 'Project', {}, { tasks: { kind: 'one-to-many', target: 'tasks', inverse: 'project' } }),
-    ]],
-    ['a self-reference with an inverse', [resource('tasks', 'Task', {}, { parent: { kind: 'many-to-one', target: 'tasks', nullable: true, inverse: 'children' } })]],
-    ['a one-to-one declared on both sides, one owner', [
-      resource('users', 'User', {}, { profile: { kind: 'one-to-one', target: 'profiles', inverse: 'user' } }),
-      resource('profiles', 'Profile', {}, { user: { kind: 'one-to-one', target: 'users', inverse: 'profile', owner: true } }),
-    ]],
-    ['a relation to a resource without relations', [resource('tasks', 'Task', {}, { project: { kind: 'many-to-one', target: 'projects' } }), projects]],
+    [
+      'a many-to-one declared with its inverse on the other side too',
+      [
+        resource(
+          'tasks',
+          'Task',
+          {},
+          { project: { kind: 'many-to-one', target: 'projects', nullable: true, inverse: 'tasks' } },
+        ),
+        resource('projects', 'Project', {}, { tasks: { kind: 'one-to-many', target: 'tasks', inverse: 'project' } }),
+      ],
+    ],
+    [
+      'a self-reference with an inverse',
+      [
+        resource(
+          'tasks',
+          'Task',
+          {},
+          { parent: { kind: 'many-to-one', target: 'tasks', nullable: true, inverse: 'children' } },
+        ),
+      ],
+    ],
+    [
+      'a one-to-one declared on both sides, one owner',
+      [
+        resource('users', 'User', {}, { profile: { kind: 'one-to-one', target: 'profiles', inverse: 'user' } }),
+        resource(
+          'profiles',
+          'Profile',
+          {},
+          { user: { kind: 'one-to-one', target: 'users', inverse: 'profile', owner: true } },
+        ),
+      ],
+    ],
+    [
+      'a relation to a resource without relations',
+      [resource('tasks', 'Task', {}, { project: { kind: 'many-to-one', target: 'projects' } }), projects],
+    ],
   ])('accepts %s', async (_case, manifests) => {
     expect(await problemsOf(manifests)).toEqual([]);
   });

@@ -20,7 +20,11 @@ const path = (file: string) => join(project, file);
 const read = (file: string) => readFileSync(path(file), 'utf8');
 
 /** Runs `fn` with a manifest temporarily changed by `edit`. */
-async function withManifest(edit: (manifest: Record<string, unknown>) => void, fn: () => Promise<void>, file = TASKS_MANIFEST): Promise<void> {
+async function withManifest(
+  edit: (manifest: Record<string, unknown>) => void,
+  fn: () => Promise<void>,
+  file = TASKS_MANIFEST,
+): Promise<void> {
   const original = read(file);
   const manifest = JSON.parse(original) as Record<string, unknown>;
   edit(manifest);
@@ -42,7 +46,8 @@ const ALL_FILES = [
   'test/apps/tasks.test.ts',
 ];
 /** Adds a nullable `notes` field to the tasks manifest. */
-const addNotes = (m: Record<string, unknown>) => ((m.fields as Record<string, unknown>).notes = { type: 'text', nullable: true });
+const addNotes = (m: Record<string, unknown>) =>
+  ((m.fields as Record<string, unknown>).notes = { type: 'text', nullable: true });
 
 describe('core generate', () => {
   it('rerun without a manifest change: every file UNCHANGED, no file written', async () => {
@@ -96,7 +101,9 @@ describe('core generate', () => {
       await withManifest(addNotes, async () => {
         const result = await core(['generate'], { cwd: project });
         expect(result.code).toBe(2);
-        expect(result.stdout).toMatch(/^CONFLICT {2}src\/apps\/tasks\/models\.ts: edited by hand since it was generated/m);
+        expect(result.stdout).toMatch(
+          /^CONFLICT {2}src\/apps\/tasks\/models\.ts: edited by hand since it was generated/m,
+        );
         expect(lines(result.stderr).at(-1)).toBe('core: 1 file in conflict left untouched: src/apps/tasks/models.ts');
         expect(read('src/apps/tasks/models.ts')).toBe(edited);
       });
@@ -111,7 +118,8 @@ describe('core generate with invalid manifests: every problem with its JSON path
   it.each([
     {
       name: 'a wrong type',
-      edit: (m: Record<string, unknown>) => ((m.fields as Record<string, Record<string, unknown>>).title!.max_length = 'long'),
+      edit: (m: Record<string, unknown>) =>
+        ((m.fields as Record<string, Record<string, unknown>>).title!.max_length = 'long'),
       expected: ['core: src/apps/tasks/tasks.resource.json $.fields.title.max_length: expected integer, got "long"'],
     },
     {
@@ -122,13 +130,17 @@ describe('core generate with invalid manifests: every problem with its JSON path
       },
       expected: [
         expect.stringMatching(/^core: src\/apps\/tasks\/tasks\.resource\.json \$\.entity: "task" does not match/),
-        expect.stringMatching(/^core: src\/apps\/tasks\/tasks\.resource\.json \$\.fields\.priority\.type: expected one of "uuid", .*got "varchar"/),
+        expect.stringMatching(
+          /^core: src\/apps\/tasks\/tasks\.resource\.json \$\.fields\.priority\.type: expected one of "uuid", .*got "varchar"/,
+        ),
       ],
     },
     {
       name: 'a relation to a resource that does not exist',
       edit: (m: Record<string, unknown>) => (m.relations = { owner: { kind: 'many-to-one', target: 'users' } }),
-      expected: ['core: src/apps/tasks/tasks.resource.json $.relations.owner.target: no resource named "users" (known: projects, tasks); create it with `core startapp users`'],
+      expected: [
+        'core: src/apps/tasks/tasks.resource.json $.relations.owner.target: no resource named "users" (known: projects, tasks); create it with `core startapp users`',
+      ],
     },
     {
       name: 'a missing key',
@@ -162,8 +174,12 @@ describe('core generate with invalid manifests: every problem with its JSON path
             const result = await core(['generate', '--dry-run'], { cwd: project });
             expect(result.code).toBe(1);
             expect(lines(result.stderr)).toEqual([
-              expect.stringMatching(/^core: src\/apps\/projects\/projects\.resource\.json \$\.name: "Projects" does not match/),
-              expect.stringMatching(/^core: src\/apps\/tasks\/tasks\.resource\.json \$\.prefix: "tasks" does not match/),
+              expect.stringMatching(
+                /^core: src\/apps\/projects\/projects\.resource\.json \$\.name: "Projects" does not match/,
+              ),
+              expect.stringMatching(
+                /^core: src\/apps\/tasks\/tasks\.resource\.json \$\.prefix: "tasks" does not match/,
+              ),
               'core: 2 manifests are invalid: nothing was written',
             ]);
           },
@@ -175,7 +191,11 @@ describe('core generate with invalid manifests: every problem with its JSON path
 
 describe('core generate refuses', () => {
   it.each([
-    ['an unknown app', ['generate', 'users'], 'core: no app named users: src/apps/users/users.resource.json not found (apps: projects, tasks)'],
+    [
+      'an unknown app',
+      ['generate', 'users'],
+      'core: no app named users: src/apps/users/users.resource.json not found (apps: projects, tasks)',
+    ],
     ['an invalid module name', ['generate', 'Users'], expect.stringMatching(/^core: invalid module name "Users"/)],
   ])('%s', async (_case, args, message) => {
     const result = await core(args, { cwd: project });

@@ -39,7 +39,10 @@ describe('core init <name> --no-install', () => {
   it('creates exactly the project layout and lists every file', () => {
     const files = [...snapshot(project).keys()];
     const tarballs = files.filter((f) => f.startsWith('vendor/'));
-    expect(tarballs).toEqual([expect.stringMatching(/^vendor\/core-cli-0\.1\.0-[0-9a-f]{12}\.tgz$/), expect.stringMatching(/^vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/)]);
+    expect(tarballs).toEqual([
+      expect.stringMatching(/^vendor\/core-cli-0\.1\.0-[0-9a-f]{12}\.tgz$/),
+      expect.stringMatching(/^vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/),
+    ]);
     expect(files).toEqual(
       [
         '.dockerignore',
@@ -71,7 +74,12 @@ describe('core init <name> --no-install', () => {
     expect(env.SECRET_KEY).toMatch(/^[0-9a-f]{64}$/);
     expect(statSync(join(project, '.env')).mode & 0o777).toBe(0o600);
     const example = parseEnv(read('.env.example'));
-    expect(example).toMatchObject({ ENVIRONMENT: 'development', PROJECT_NAME: 'demo', DATABASE_URL: 'sqlite:./dev.db', SECRET_KEY: '' });
+    expect(example).toMatchObject({
+      ENVIRONMENT: 'development',
+      PROJECT_NAME: 'demo',
+      DATABASE_URL: 'sqlite:./dev.db',
+      SECRET_KEY: '',
+    });
     expect(read('.env.example')).not.toContain(env.SECRET_KEY!);
     expect(read('.gitignore').split('\n')).toEqual(expect.arrayContaining(['.env', 'node_modules/', '*.db']));
   });
@@ -79,7 +87,9 @@ describe('core init <name> --no-install', () => {
   it('writes a package.json with exact pins, the vendored runtime and the npm settings native builds need', () => {
     const pkg = JSON.parse(read('package.json')) as PackageJson;
     expect(pkg).toMatchObject({ name: 'demo', type: 'module', engines: { node: '>=20.19.0' } });
-    expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['dev', 'start', 'build', 'test', 'typecheck', 'migrate', 'makemigrations']));
+    expect(Object.keys(pkg.scripts)).toEqual(
+      expect.arrayContaining(['dev', 'start', 'build', 'test', 'typecheck', 'migrate', 'makemigrations']),
+    );
     const runtime = pkg.dependencies['@core/runtime'];
     expect(runtime).toMatch(/^file:vendor\/core-runtime-0\.1\.0-[0-9a-f]{12}\.tgz$/);
     expect(existsSync(join(project, runtime!.slice('file:'.length)))).toBe(true);
@@ -89,7 +99,12 @@ describe('core init <name> --no-install', () => {
     for (const [name, version] of Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })) {
       if (!name.startsWith('@core/')) expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
     }
-    expect(pkg.dependencies).toMatchObject({ fastify: '5.12.8', '@mikro-orm/core': '6.6.16', '@mikro-orm/migrations': '6.6.16', 'better-sqlite3': '12.11.1' });
+    expect(pkg.dependencies).toMatchObject({
+      fastify: '5.12.8',
+      '@mikro-orm/core': '6.6.16',
+      '@mikro-orm/migrations': '6.6.16',
+      'better-sqlite3': '12.11.1',
+    });
     // The transitive versions Core is tested with, which install without engine warnings on Node 20.
     const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
     expect(pkg.overrides).toEqual(root.overrides);
@@ -98,29 +113,47 @@ describe('core init <name> --no-install', () => {
 
   it('builds for production with its own esbuild script, after a type check, and starts the bundle', () => {
     const pkg = JSON.parse(read('package.json')) as PackageJson;
-    expect(pkg.scripts).toMatchObject({ build: 'tsc -p tsconfig.build.json && node scripts/build.mjs', typecheck: 'tsc --noEmit' });
+    expect(pkg.scripts).toMatchObject({
+      build: 'tsc -p tsconfig.build.json && node scripts/build.mjs',
+      typecheck: 'tsc --noEmit',
+    });
     // `npm start` runs the bundle with V8's memory flags (README, Production); this Node accepts them.
     const start = /^node ((?:--[a-z-]+=\d+ )+)dist\/main\.js$/.exec(pkg.scripts['start'] ?? '');
     expect(start, pkg.scripts['start']).not.toBeNull();
     const flags = start![1]!.trim().split(' ');
     expect(flags).toEqual(['--max-semi-space-size=8', '--heap-growing-percent=30']);
-    expect(spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' })).toMatchObject({ status: 0, stderr: '' });
+    expect(spawnSync(process.execPath, [...flags, '-e', '0'], { encoding: 'utf8' })).toMatchObject({
+      status: 0,
+      stderr: '',
+    });
     // The same esbuild as this repository's (and so the one tsx, also a devDependency, accepts).
     const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
     expect(pkg.devDependencies.esbuild).toBe(root.dependencies.esbuild);
     const script = read('scripts/build.mjs');
     expect(script).toContain("entryPoints: ['src/main.ts']");
     expect(script).toContain("outfile: 'dist/main.js'");
-    for (const external of ["'@mikro-orm/*'", "'knex'", "'better-sqlite3'", "'pg'", "'pino'", "'@fastify/swagger-ui'"]) expect(script).toContain(external);
+    for (const external of ["'@mikro-orm/*'", "'knex'", "'better-sqlite3'", "'pg'", "'pino'", "'@fastify/swagger-ui'"])
+      expect(script).toContain(external);
     // tsc only checks: nothing it could emit would end up next to the bundle.
     expect(JSON.parse(read('tsconfig.json'))).toMatchObject({ compilerOptions: { noEmit: true } });
-    expect(JSON.parse(read('tsconfig.build.json'))).toEqual({ extends: './tsconfig.json', include: ['src'], exclude: ['src/**/*.test.ts'] });
+    expect(JSON.parse(read('tsconfig.build.json'))).toEqual({
+      extends: './tsconfig.json',
+      include: ['src'],
+      exclude: ['src/**/*.test.ts'],
+    });
   });
 
   it('packs the built runtime (dist, migration runner) and no sources into the tarball', () => {
     const tarball = readdirSync(join(project, 'vendor')).find((name) => name.startsWith('core-runtime-'))!;
     const entries = execFileSync('tar', ['-tzf', join(project, 'vendor', tarball)], { encoding: 'utf8' }).split('\n');
-    expect(entries).toEqual(expect.arrayContaining(['package/package.json', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/migrations/cli.js']));
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/dist/index.js',
+        'package/dist/index.d.ts',
+        'package/dist/migrations/cli.js',
+      ]),
+    );
     expect(entries.filter((e) => e.startsWith('package/src/') || e.endsWith('.test.js'))).toEqual([]);
   });
 
@@ -157,7 +190,7 @@ describe('core init <name> --no-install', () => {
       'listenWithLifecycle(app, settings)',
     ];
     const positions = steps.map((step) => main.indexOf(step));
-    steps.forEach((step, i) => expect(positions[i], step).toBeGreaterThan(-1));
+    for (const [i, step] of steps.entries()) expect(positions[i], step).toBeGreaterThan(-1);
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
     expect(main).not.toMatch(/\{\{|\}\}/); // nothing left of the template
   });
@@ -174,13 +207,25 @@ describe('core init <name> --no-install', () => {
     const entries = execFileSync('tar', ['-tzf', join(project, 'vendor', tarball)], { encoding: 'utf8' }).split('\n');
     const runtime = files.find((name) => name.startsWith('core-runtime-'))!;
     expect(entries).toEqual(
-      expect.arrayContaining(['package/bin/core.js', 'package/dist/core.mjs', 'package/templates/project/package.json.hbs', 'package/fixtures/specs/tasks.resource.json', `package/runtime/${runtime}`]),
+      expect.arrayContaining([
+        'package/bin/core.js',
+        'package/dist/core.mjs',
+        'package/templates/project/package.json.hbs',
+        'package/fixtures/specs/tasks.resource.json',
+        `package/runtime/${runtime}`,
+      ]),
     );
     expect(entries.filter((e) => e.endsWith('.ts'))).toEqual([]);
-    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(project, 'vendor', tarball), 'package/package.json'], { encoding: 'utf8' })) as PackageJson & { bin: Record<string, string> };
+    const manifest = JSON.parse(
+      execFileSync('tar', ['-xzOf', join(project, 'vendor', tarball), 'package/package.json'], { encoding: 'utf8' }),
+    ) as PackageJson & { bin: Record<string, string> };
     expect(manifest).toMatchObject({ name: '@core/cli', type: 'module', bin: { core: 'bin/core.js' } });
     const root = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
-    expect(manifest.dependencies).toMatchObject({ commander: root.dependencies.commander, handlebars: root.dependencies.handlebars, 'ts-morph': root.dependencies['ts-morph'] });
+    expect(manifest.dependencies).toMatchObject({
+      commander: root.dependencies.commander,
+      handlebars: root.dependencies.handlebars,
+      'ts-morph': root.dependencies['ts-morph'],
+    });
   });
 
   it('says what to do next, with the CLI the project installs', () => {
@@ -190,30 +235,44 @@ describe('core init <name> --no-install', () => {
 });
 
 describe('core init, other cases', () => {
-  it('gives every project its own secret', async () => {
-    const a = await core(['init', 'one', '--no-install'], { cwd: dir.path });
-    const b = await core(['init', 'two', '--no-install'], { cwd: dir.path });
-    expect([a.code, b.code]).toEqual([0, 0]);
-    const secret = (name: string) => parseEnv(readFileSync(join(dir.path, name, '.env'), 'utf8')).SECRET_KEY;
-    expect(secret('one')).toMatch(/^[0-9a-f]{64}$/);
-    expect(secret('one')).not.toBe(secret('two'));
-  }, SLOW);
+  it(
+    'gives every project its own secret',
+    async () => {
+      const a = await core(['init', 'one', '--no-install'], { cwd: dir.path });
+      const b = await core(['init', 'two', '--no-install'], { cwd: dir.path });
+      expect([a.code, b.code]).toEqual([0, 0]);
+      const secret = (name: string) => parseEnv(readFileSync(join(dir.path, name, '.env'), 'utf8')).SECRET_KEY;
+      expect(secret('one')).toMatch(/^[0-9a-f]{64}$/);
+      expect(secret('one')).not.toBe(secret('two'));
+    },
+    SLOW,
+  );
 
-  it('--db postgres points DATABASE_URL at PostgreSQL, writes no dev.db and explains the database in the README', async () => {
-    const result = await core(['init', 'shop', '--db', 'postgres', '--no-install'], { cwd: dir.path });
-    expect(result.code).toBe(0);
-    const project = join(dir.path, 'shop');
-    expect(parseEnv(readFileSync(join(project, '.env'), 'utf8')).DATABASE_URL).toBe('postgresql://postgres@127.0.0.1:5432/shop');
-    expect(existsSync(join(project, 'dev.db'))).toBe(false);
-    expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('createdb -h 127.0.0.1 -U postgres shop');
-  }, SLOW);
+  it(
+    '--db postgres points DATABASE_URL at PostgreSQL, writes no dev.db and explains the database in the README',
+    async () => {
+      const result = await core(['init', 'shop', '--db', 'postgres', '--no-install'], { cwd: dir.path });
+      expect(result.code).toBe(0);
+      const project = join(dir.path, 'shop');
+      expect(parseEnv(readFileSync(join(project, '.env'), 'utf8')).DATABASE_URL).toBe(
+        'postgresql://postgres@127.0.0.1:5432/shop',
+      );
+      expect(existsSync(join(project, 'dev.db'))).toBe(false);
+      expect(readFileSync(join(project, 'README.md'), 'utf8')).toContain('createdb -h 127.0.0.1 -U postgres shop');
+    },
+    SLOW,
+  );
 
-  it('accepts an existing empty folder', async () => {
-    mkdirSync(join(dir.path, 'empty'));
-    const result = await core(['init', 'empty', '--no-install'], { cwd: dir.path });
-    expect(result.code).toBe(0);
-    expect(existsSync(join(dir.path, 'empty', 'src', 'main.ts'))).toBe(true);
-  }, SLOW);
+  it(
+    'accepts an existing empty folder',
+    async () => {
+      mkdirSync(join(dir.path, 'empty'));
+      const result = await core(['init', 'empty', '--no-install'], { cwd: dir.path });
+      expect(result.code).toBe(0);
+      expect(existsSync(join(dir.path, 'empty', 'src', 'main.ts'))).toBe(true);
+    },
+    SLOW,
+  );
 
   it('refuses a folder that is not empty and writes nothing', async () => {
     mkdirSync(join(dir.path, 'taken'));
@@ -221,7 +280,9 @@ describe('core init, other cases', () => {
     const before = snapshot(dir.path);
     const result = await core(['init', 'taken', '--no-install'], { cwd: dir.path });
     expect(result.code).toBe(1);
-    expect(lines(result.stderr)).toEqual(['core: ./taken already exists and is not empty; choose another name or remove that folder']);
+    expect(lines(result.stderr)).toEqual([
+      'core: ./taken already exists and is not empty; choose another name or remove that folder',
+    ]);
     expect(snapshot(dir.path)).toEqual(before);
   });
 
@@ -245,7 +306,9 @@ describe('core init, other cases', () => {
   it('refuses an unknown --db', async () => {
     const result = await core(['init', 'x', '--db', 'mysql', '--no-install'], { cwd: dir.path });
     expect(result.code).toBe(1);
-    expect(lines(result.stderr)).toEqual([expect.stringMatching(/argument 'mysql' is invalid. Allowed choices are sqlite, postgres/)]);
+    expect(lines(result.stderr)).toEqual([
+      expect.stringMatching(/argument 'mysql' is invalid. Allowed choices are sqlite, postgres/),
+    ]);
     expect(existsSync(join(dir.path, 'x'))).toBe(false);
   });
 });

@@ -12,9 +12,20 @@ describe('promptFields', () => {
   it('asks field by field until the name is empty, and the result is a valid manifest', async () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     prompts.inject([
-      'title', 'string', 120, false, true, // name, type, max length, nullable?, unique?
-      'status', 'enum', ['todo', ' done', 'todo', ''], false, false, // values trimmed, deduplicated, blanks dropped
-      'due_on', 'date', true, false,
+      'title',
+      'string',
+      120,
+      false,
+      true, // name, type, max length, nullable?, unique?
+      'status',
+      'enum',
+      ['todo', ' done', 'todo', ''],
+      false,
+      false, // values trimmed, deduplicated, blanks dropped
+      'due_on',
+      'date',
+      true,
+      false,
       '',
     ]);
     const fields = await promptFields('tasks');

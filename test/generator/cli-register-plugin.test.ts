@@ -82,7 +82,11 @@ start();
 
   it.each([
     { name: 'no kernel', source: 'export const x = 1;\n', message: /has no `const kernel = new Kernel\(\.\.\.\)`/ },
-    { name: 'the class name imported from elsewhere', source: "import { TasksPlugin } from './legacy.js';\nconst kernel = new Kernel();\n", message: /already imports a TasksPlugin from '.\/legacy.js'/ },
+    {
+      name: 'the class name imported from elsewhere',
+      source: "import { TasksPlugin } from './legacy.js';\nconst kernel = new Kernel();\n",
+      message: /already imports a TasksPlugin from '.\/legacy.js'/,
+    },
   ])('refuses $name', ({ source, message }) => {
     expect(() => registerPlugin(source, TASKS)).toThrow(RegisterPluginError);
     expect(() => registerPlugin(source, TASKS)).toThrow(message);

@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier } from '@core/runtime';
 import { core, lines, tempDir } from '../helpers/cli.js';
+import { createTokenVerifier } from '../../runtime/src/auth/jwt.js';
 
 const dir = tempDir('core-token-');
 let project: string;
@@ -27,7 +27,12 @@ const env = { SECRET_KEY: undefined, ENVIRONMENT: undefined };
 describe('core token', () => {
   it.each([
     { args: ['--role', 'admin'], roles: ['admin'], sub: null, seconds: 3600 },
-    { args: ['--role', 'viewer,admin', '--sub', 'alice', '--expires', '30m'], roles: ['viewer', 'admin'], sub: 'alice', seconds: 1800 },
+    {
+      args: ['--role', 'viewer,admin', '--sub', 'alice', '--expires', '30m'],
+      roles: ['viewer', 'admin'],
+      sub: 'alice',
+      seconds: 1800,
+    },
     { args: ['--role', ' viewer ', '--expires', '7d'], roles: ['viewer'], sub: null, seconds: 7 * 86_400 },
   ])('$args → a token the app verifies with the project secret', async ({ args, roles, sub, seconds }) => {
     const result = await core(['token', ...args], { cwd: project, env });
@@ -57,8 +62,16 @@ describe('core token', () => {
 
   it.each([
     { name: 'no role', args: [], message: "error: required option '--role <roles>' not specified" },
-    { name: 'an empty role', args: ['--role', 'admin,'], message: 'core: --role needs role names separated by commas, got "admin,"' },
-    { name: 'a bad duration', args: ['--role', 'admin', '--expires', 'soon'], message: 'core: --expires must be seconds or a duration such as 30m, 12h, 7d; got "soon"' },
+    {
+      name: 'an empty role',
+      args: ['--role', 'admin,'],
+      message: 'core: --role needs role names separated by commas, got "admin,"',
+    },
+    {
+      name: 'a bad duration',
+      args: ['--role', 'admin', '--expires', 'soon'],
+      message: 'core: --expires must be seconds or a duration such as 30m, 12h, 7d; got "soon"',
+    },
   ])('refuses $name with one line', async ({ args, message }) => {
     const result = await core(['token', ...args], { cwd: project, env });
     expect(result.code).toBe(1);
@@ -74,7 +87,11 @@ describe('core token', () => {
       const result = await core(['token', '--role', 'admin'], { cwd: project, env });
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
-      expect(lines(result.stderr)).toEqual([expect.stringMatching(/^core: the project has no SECRET_KEY \(not in the environment nor in .*\.env\); add SECRET_KEY=/)]);
+      expect(lines(result.stderr)).toEqual([
+        expect.stringMatching(
+          /^core: the project has no SECRET_KEY \(not in the environment nor in .*\.env\); add SECRET_KEY=/,
+        ),
+      ]);
     } finally {
       writeFileSync(file, original);
     }

@@ -24,7 +24,7 @@ describe('Tree', () => {
   it('applies each overwrite rule', () => {
     writeFileSync(join(root, 'gen.ts'), stampGenerated('old\n', 'm.json'));
     writeFileSync(join(root, 'same.ts'), stampGenerated('same\n', 'm.json'));
-    writeFileSync(join(root, 'edited.ts'), stampGenerated('old\n', 'm.json') + '// my edit\n');
+    writeFileSync(join(root, 'edited.ts'), `${stampGenerated('old\n', 'm.json')}// my edit\n`);
     writeFileSync(join(root, 'foreign.ts'), 'handwritten\n');
     writeFileSync(join(root, 'user.ts'), 'mine\n');
     writeFileSync(join(root, 'taken.ts'), 'x\n');
@@ -36,7 +36,14 @@ describe('Tree', () => {
     tree.write('user.ts', 'template\n', 'user');
     tree.write('taken.ts', 'y\n', 'refuse');
     const kinds = Object.fromEntries(tree.commit().map((c) => [c.path, c.kind]));
-    expect(kinds).toEqual({ 'gen.ts': 'UPDATE', 'same.ts': 'UNCHANGED', 'edited.ts': 'CONFLICT', 'foreign.ts': 'CONFLICT', 'user.ts': 'SKIP', 'taken.ts': 'CONFLICT' });
+    expect(kinds).toEqual({
+      'gen.ts': 'UPDATE',
+      'same.ts': 'UNCHANGED',
+      'edited.ts': 'CONFLICT',
+      'foreign.ts': 'CONFLICT',
+      'user.ts': 'SKIP',
+      'taken.ts': 'CONFLICT',
+    });
     expect(readFileSync(join(root, 'edited.ts'), 'utf8')).toContain('// my edit');
     expect(readFileSync(join(root, 'user.ts'), 'utf8')).toBe('mine\n');
     expect(readFileSync(join(root, 'gen.ts'), 'utf8')).toContain('new');

@@ -56,7 +56,14 @@ export async function runGoldenCase(root: string, spec: GoldenCase): Promise<Cha
   for (const module of spec.apps) {
     const entry = loaded.find((e) => e.module === module);
     if (!entry) throw new Error(`golden case: no manifest for app ${module} in ${root}`);
-    await generateApp(tree, entry.manifest, { module, dir: appDir(module), manifestPath: entry.path, manifests, modules, template: spec.template === true });
+    await generateApp(tree, entry.manifest, {
+      module,
+      dir: appDir(module),
+      manifestPath: entry.path,
+      manifests,
+      modules,
+      template: spec.template === true,
+    });
     if (spec.command === 'startapp' && main !== null) main = registerPlugin(main, appPlugin(module), MAIN_FILE).content;
   }
   if (spec.command === 'startapp' && main !== null) managed.write(MAIN_FILE, main, mainBefore);

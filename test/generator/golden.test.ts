@@ -9,7 +9,16 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { changeLine, expectedInputMain, GOLDEN_DIR, listCases, readCase, readTree, runGoldenCase, stage } from './golden-runner.js';
+import {
+  changeLine,
+  expectedInputMain,
+  GOLDEN_DIR,
+  listCases,
+  readCase,
+  readTree,
+  runGoldenCase,
+  stage,
+} from './golden-runner.js';
 
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 const FIXTURE_SRC = join(import.meta.dirname, '../../fixtures/apps/tasks/src');
@@ -51,7 +60,10 @@ describe.each(listCases())('golden case %s', (name) => {
     const before = readTree(root);
     const again = await runGoldenCase(root, spec);
     const conflicts = new Set(lines.filter((l) => l.startsWith('CONFLICT')).map((l) => l.slice(10).split(':')[0]));
-    for (const change of again) expect(`${change.kind} ${change.path}`).toBe(`${conflicts.has(change.path) ? 'CONFLICT' : 'UNCHANGED'} ${change.path}`);
+    for (const change of again)
+      expect(`${change.kind} ${change.path}`).toBe(
+        `${conflicts.has(change.path) ? 'CONFLICT' : 'UNCHANGED'} ${change.path}`,
+      );
     expect(readTree(root)).toEqual(before);
   });
 

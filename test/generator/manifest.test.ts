@@ -36,44 +36,114 @@ describe('manifest validation', () => {
     ['bad entity name', { ...starter, entity: 'task' }, '$.entity', /PascalCase/],
     ['missing fields', { name: 'tasks', entity: 'Task' }, '$', /missing required key "fields"/],
     ['max_length < 1', withField('x', { type: 'string', max_length: 0 }), '$.fields.x.max_length', />= 1/],
-    ['default of the wrong type', withField('x', { type: 'boolean', default: 'yes' }), '$.fields.x.default', /true or false/],
-    ['null default without nullable', withField('x', { type: 'string', default: null }), '$.fields.x.default', /nullable/],
-    ['default longer than max_length', withField('x', { type: 'string', max_length: 2, default: 'abc' }), '$.fields.x.default', /longer than max_length/],
+    [
+      'default of the wrong type',
+      withField('x', { type: 'boolean', default: 'yes' }),
+      '$.fields.x.default',
+      /true or false/,
+    ],
+    [
+      'null default without nullable',
+      withField('x', { type: 'string', default: null }),
+      '$.fields.x.default',
+      /nullable/,
+    ],
+    [
+      'default longer than max_length',
+      withField('x', { type: 'string', max_length: 2, default: 'abc' }),
+      '$.fields.x.default',
+      /longer than max_length/,
+    ],
     ['enum without values', withField('x', { type: 'enum' }), '$.fields.x', /needs "values"/],
-    ['enum default outside values', withField('x', { type: 'enum', values: ['a'], default: 'b' }), '$.fields.x.default', /one of/],
-    ['max_length on an integer', withField('x', { type: 'integer', max_length: 3 }), '$.fields.x.max_length', /only applies/],
+    [
+      'enum default outside values',
+      withField('x', { type: 'enum', values: ['a'], default: 'b' }),
+      '$.fields.x.default',
+      /one of/,
+    ],
+    [
+      'max_length on an integer',
+      withField('x', { type: 'integer', max_length: 3 }),
+      '$.fields.x.max_length',
+      /only applies/,
+    ],
     ['two primary keys', withField('x', { type: 'uuid', primary: true }), '$.fields', /2 primary fields/],
     ['no primary key', { ...starter, fields: { title: { type: 'string' } } }, '$.fields', /exactly one/],
     ['reserved name', withField('constructor', { type: 'string' }), '$.fields.constructor', /reserved/],
-    ['relation named like a field', { ...starter, relations: { title: { kind: 'many-to-one', target: 'projects' } } }, '$.relations.title', /same name as a field/],
-    ['one-to-many without inverse', { ...starter, relations: { comments: { kind: 'one-to-many', target: 'comments' } } }, '$.relations.comments.inverse', /needs "inverse"/],
-    ['unknown relation kind', { ...starter, relations: { p: { kind: 'belongs-to', target: 'projects' } } }, '$.relations.p.kind', /expected one of "many-to-one"/],
+    [
+      'relation named like a field',
+      { ...starter, relations: { title: { kind: 'many-to-one', target: 'projects' } } },
+      '$.relations.title',
+      /same name as a field/,
+    ],
+    [
+      'one-to-many without inverse',
+      { ...starter, relations: { comments: { kind: 'one-to-many', target: 'comments' } } },
+      '$.relations.comments.inverse',
+      /needs "inverse"/,
+    ],
+    [
+      'unknown relation kind',
+      { ...starter, relations: { p: { kind: 'belongs-to', target: 'projects' } } },
+      '$.relations.p.kind',
+      /expected one of "many-to-one"/,
+    ],
   ])('%s', (_name, manifest, path, message) => {
     const issues = issuesOf(manifest);
-    expect(issues.find((i) => i.path === path), JSON.stringify(issues)).toMatchObject({ message: expect.stringMatching(message) });
+    expect(
+      issues.find((i) => i.path === path),
+      JSON.stringify(issues),
+    ).toMatchObject({ message: expect.stringMatching(message) });
   });
 
   it('reports invalid JSON with the file name', () => {
-    expect(() => parseManifest('{ "name": ', 'src/apps/tasks/tasks.resource.json')).toThrow(/Invalid manifest src\/apps\/tasks\/tasks.resource.json:\n  \$: not valid JSON/);
+    expect(() => parseManifest('{ "name": ', 'src/apps/tasks/tasks.resource.json')).toThrow(
+      /Invalid manifest src\/apps\/tasks\/tasks.resource.json:\n {2}\$: not valid JSON/,
+    );
   });
 
   it('lists every problem at once, one per line', () => {
     const manifest = { ...starter, name: 'Tasks', fields: { ...starter.fields, x: { type: 'money' } } };
-    expect(() => validateManifest(manifest, 'm.json')).toThrow(/\$\.name: .*\n  \$\.fields\.x\.type: /);
+    expect(() => validateManifest(manifest, 'm.json')).toThrow(/\$\.name: .*\n {2}\$\.fields\.x\.type: /);
   });
 });
 
 describe('decimal precision and scale', () => {
-  const PRECISION_HINT = /\(precision is the total number of digits, an integer from 1 to 38: 38 is the most SQL Server and Oracle accept, so a manifest stays portable\)$/;
+  const PRECISION_HINT =
+    /\(precision is the total number of digits, an integer from 1 to 38: 38 is the most SQL Server and Oracle accept, so a manifest stays portable\)$/;
   const SCALE_HINT = /\(scale is the number of digits after the point, an integer from 0 to the precision\)$/;
 
   it.each([
     ['precision 0', { type: 'decimal', precision: 0 }, '$.fields.x.precision', /^must be >= 1, got 0 /, PRECISION_HINT],
-    ['precision above 38', { type: 'decimal', precision: 39 }, '$.fields.x.precision', /^must be <= 38, got 39 /, PRECISION_HINT],
-    ['a fractional precision', { type: 'decimal', precision: 10.5 }, '$.fields.x.precision', /^expected integer, got 10\.5 /, PRECISION_HINT],
-    ['precision as a string', { type: 'decimal', precision: '10' }, '$.fields.x.precision', /^expected integer, got "10" /, PRECISION_HINT],
+    [
+      'precision above 38',
+      { type: 'decimal', precision: 39 },
+      '$.fields.x.precision',
+      /^must be <= 38, got 39 /,
+      PRECISION_HINT,
+    ],
+    [
+      'a fractional precision',
+      { type: 'decimal', precision: 10.5 },
+      '$.fields.x.precision',
+      /^expected integer, got 10\.5 /,
+      PRECISION_HINT,
+    ],
+    [
+      'precision as a string',
+      { type: 'decimal', precision: '10' },
+      '$.fields.x.precision',
+      /^expected integer, got "10" /,
+      PRECISION_HINT,
+    ],
     ['a negative scale', { type: 'decimal', scale: -1 }, '$.fields.x.scale', /^must be >= 0, got -1 /, SCALE_HINT],
-    ['a fractional scale', { type: 'decimal', scale: 1.5 }, '$.fields.x.scale', /^expected integer, got 1\.5 /, SCALE_HINT],
+    [
+      'a fractional scale',
+      { type: 'decimal', scale: 1.5 },
+      '$.fields.x.scale',
+      /^expected integer, got 1\.5 /,
+      SCALE_HINT,
+    ],
   ])('structure: %s', (_name, spec, path, start, hint) => {
     const issues = issuesOf(withField('x', spec));
     expect(issues).toEqual([{ path, message: expect.stringMatching(start) }]);
@@ -99,8 +169,18 @@ describe('decimal precision and scale', () => {
       '$.fields.x.scale',
       'scale 13 is larger than precision 12 (the default): the digits after the point are part of the precision; lower "scale" or raise "precision"',
     ],
-    ['precision on a float', { type: 'float', precision: 10 }, '$.fields.x.precision', '"precision" only applies to decimal fields, this one is "float"'],
-    ['scale on an integer', { type: 'integer', scale: 0 }, '$.fields.x.scale', '"scale" only applies to decimal fields, this one is "integer"'],
+    [
+      'precision on a float',
+      { type: 'float', precision: 10 },
+      '$.fields.x.precision',
+      '"precision" only applies to decimal fields, this one is "float"',
+    ],
+    [
+      'scale on an integer',
+      { type: 'integer', scale: 0 },
+      '$.fields.x.scale',
+      '"scale" only applies to decimal fields, this one is "integer"',
+    ],
     [
       'a default with too many integer digits',
       { type: 'decimal', precision: 5, scale: 2, default: '1234.5' },
@@ -138,7 +218,10 @@ describe('decimal precision and scale', () => {
   it.each([
     ['the default size', { type: 'decimal', default: '-9999999999.99' }],
     ['the smallest precision', { type: 'decimal', precision: 1, scale: 0, default: '9' }],
-    ['the largest precision', { type: 'decimal', precision: 38, scale: 0, default: '-99999999999999999999999999999999999999' }],
+    [
+      'the largest precision',
+      { type: 'decimal', precision: 38, scale: 0, default: '-99999999999999999999999999999999999999' },
+    ],
     ['every digit after the point', { type: 'decimal', precision: 38, scale: 38, default: '0.5' }],
     ['a scale equal to the default precision', { type: 'decimal', scale: 12, default: '0.000000000001' }],
   ])('accepts %s', (_name, spec) => {
@@ -150,7 +233,12 @@ describe('decimal precision and scale', () => {
     const manifest = { ...starter, fields: { ...starter.fields, ...fields } } as Manifest;
     const tree = new Tree('/nonexistent/core-decimal');
     const manifests = new Map([[manifest.name, manifest]]);
-    await generateApp(tree, manifest, { module: 'tasks', dir: 'src/apps/tasks', manifestPath: 'src/apps/tasks/tasks.resource.json', manifests });
+    await generateApp(tree, manifest, {
+      module: 'tasks',
+      dir: 'src/apps/tasks',
+      manifestPath: 'src/apps/tasks/tasks.resource.json',
+      manifests,
+    });
     return { models: tree.read('src/apps/tasks/models.ts')!, schemas: tree.read('src/apps/tasks/schemas.ts')! };
   }
 
@@ -179,7 +267,12 @@ describe('decimal precision and scale', () => {
   });
 
   it.each([
-    ['numeric(9, 6)', String.raw`^-?\d{1,3}(\.\d{1,6})?$`, ['0', '-999.999999', '12.5', '001.1'], ['1000', '1.1234567', '.5', '1.', '+1', '1e3', '1,5', ' 1']],
+    [
+      'numeric(9, 6)',
+      String.raw`^-?\d{1,3}(\.\d{1,6})?$`,
+      ['0', '-999.999999', '12.5', '001.1'],
+      ['1000', '1.1234567', '.5', '1.', '+1', '1e3', '1,5', ' 1'],
+    ],
     ['numeric(5, 0)', String.raw`^-?\d{1,5}$`, ['99999', '-1', '0'], ['100000', '1.0', '1.']],
     ['numeric(4, 4)', String.raw`^-?0(\.\d{1,4})?$`, ['0', '0.9999', '-0.5'], ['1', '1.5', '0.12345', '.5']],
   ])('the %s pattern accepts what fits and nothing else', (_size, pattern, valid, invalid) => {
@@ -197,7 +290,10 @@ describe('decimal precision and scale', () => {
       // entry point and one app's manifest (no `core init`, which packs the runtime).
       cpSync(join(GOLDEN_DIR, 'minimal/input/src/main.ts'), join(dir.path, 'src/main.ts'));
       mkdirSync(join(dir.path, 'src/apps/tasks'), { recursive: true });
-      writeFileSync(join(dir.path, 'package.json'), JSON.stringify({ name: 'shop', type: 'module', dependencies: { '@core/runtime': '0.0.0' } }));
+      writeFileSync(
+        join(dir.path, 'package.json'),
+        JSON.stringify({ name: 'shop', type: 'module', dependencies: { '@core/runtime': '0.0.0' } }),
+      );
     });
     afterAll(() => dir.remove());
 
@@ -206,19 +302,29 @@ describe('decimal precision and scale', () => {
     };
 
     it('an invalid size: exit 1, one line per problem naming the JSON path, nothing written', async () => {
-      withFields({ price: { type: 'decimal', precision: 40 }, ratio: { type: 'float', scale: 2 }, fee: { type: 'decimal', precision: 3, scale: 4 } });
+      withFields({
+        price: { type: 'decimal', precision: 40 },
+        ratio: { type: 'float', scale: 2 },
+        fee: { type: 'decimal', precision: 3, scale: 4 },
+      });
       let before = snapshot(dir.path);
       const result = await core(['generate'], { cwd: dir.path });
       expect(result.code).toBe(1);
       expect(lines(result.stderr)).toEqual([
-        expect.stringMatching(/^core: src\/apps\/tasks\/tasks\.resource\.json \$\.fields\.price\.precision: must be <= 38, got 40 \(precision is the total number of digits/),
+        expect.stringMatching(
+          /^core: src\/apps\/tasks\/tasks\.resource\.json \$\.fields\.price\.precision: must be <= 38, got 40 \(precision is the total number of digits/,
+        ),
         'core: the manifest is invalid: nothing was written',
       ]);
       expect(result.stdout).toBe('');
       expect(snapshot(dir.path)).toEqual(before);
 
       // Structure fixed: the rules that need the whole field are reported together.
-      withFields({ price: { type: 'decimal', precision: 38 }, ratio: { type: 'float', scale: 2 }, fee: { type: 'decimal', precision: 3, scale: 4 } });
+      withFields({
+        price: { type: 'decimal', precision: 38 },
+        ratio: { type: 'float', scale: 2 },
+        fee: { type: 'decimal', precision: 3, scale: 4 },
+      });
       before = snapshot(dir.path);
       const rules = await core(['generate'], { cwd: dir.path });
       expect(rules.code).toBe(1);
@@ -236,8 +342,12 @@ describe('decimal precision and scale', () => {
       expect(result.code).toBe(0);
       expect(result.stdout).toContain('CREATE    src/apps/tasks/models.ts');
       const read = (file: string) => readFileSync(join(dir.path, file), 'utf8');
-      expect(read('src/apps/tasks/models.ts')).toContain("  price: p.decimal('string').precision(10).scale(4).default('0.0000'),\n");
-      expect(read('src/apps/tasks/schemas.ts')).toContain(String.raw`price: Type.Optional(Type.String({ pattern: '^-?\\d{1,6}(\\.\\d{1,4})?$', default: '0.0000' })),`);
+      expect(read('src/apps/tasks/models.ts')).toContain(
+        "  price: p.decimal('string').precision(10).scale(4).default('0.0000'),\n",
+      );
+      expect(read('src/apps/tasks/schemas.ts')).toContain(
+        String.raw`price: Type.Optional(Type.String({ pattern: '^-?\\d{1,6}(\\.\\d{1,4})?$', default: '0.0000' })),`,
+      );
     });
   });
 });
@@ -245,21 +355,71 @@ describe('decimal precision and scale', () => {
 describe('"version": true', () => {
   it('is accepted on one non-null integer field that is not the key', () => {
     expect(issuesOf(withField('version', { type: 'integer', version: true }))).toEqual([]);
-    expect(issuesOf(withField('revision', { type: 'integer', version: true, readonly: true, description: 'Bumped on every write' }))).toEqual([]);
+    expect(
+      issuesOf(
+        withField('revision', { type: 'integer', version: true, readonly: true, description: 'Bumped on every write' }),
+      ),
+    ).toEqual([]);
   });
 
   it.each([
     ['not a boolean', withField('v', { type: 'integer', version: 'yes' }), '$.fields.v.version', /expected boolean/],
-    ['on a string', withField('v', { type: 'string', version: true }), '$.fields.v.version', /applies to integer fields, this one is "string"/],
-    ['on a bigint', withField('v', { type: 'bigint', version: true }), '$.fields.v.version', /applies to integer fields/],
-    ['on the primary key', { ...starter, fields: { ...starter.fields, id: { type: 'integer', primary: true, version: true } } }, '$.fields.id.version', /primary key cannot be the version/],
-    ['nullable', withField('v', { type: 'integer', version: true, nullable: true }), '$.fields.v.nullable', /cannot be nullable/],
-    ['with a default', withField('v', { type: 'integer', version: true, default: 0 }), '$.fields.v.default', /starts at 1 by itself/],
-    ['writable on create', withField('v', { type: 'integer', version: true, create: true }), '$.fields.v.create', /set by the system/],
-    ['writable on update', withField('v', { type: 'integer', version: true, update: true }), '$.fields.v.update', /set by the system/],
-    ['twice', { ...starter, fields: { ...starter.fields, a: { type: 'integer', version: true }, b: { type: 'integer', version: true } } }, '$.fields', /2 version fields \(a, b\); a resource has at most one/],
+    [
+      'on a string',
+      withField('v', { type: 'string', version: true }),
+      '$.fields.v.version',
+      /applies to integer fields, this one is "string"/,
+    ],
+    [
+      'on a bigint',
+      withField('v', { type: 'bigint', version: true }),
+      '$.fields.v.version',
+      /applies to integer fields/,
+    ],
+    [
+      'on the primary key',
+      { ...starter, fields: { ...starter.fields, id: { type: 'integer', primary: true, version: true } } },
+      '$.fields.id.version',
+      /primary key cannot be the version/,
+    ],
+    [
+      'nullable',
+      withField('v', { type: 'integer', version: true, nullable: true }),
+      '$.fields.v.nullable',
+      /cannot be nullable/,
+    ],
+    [
+      'with a default',
+      withField('v', { type: 'integer', version: true, default: 0 }),
+      '$.fields.v.default',
+      /starts at 1 by itself/,
+    ],
+    [
+      'writable on create',
+      withField('v', { type: 'integer', version: true, create: true }),
+      '$.fields.v.create',
+      /set by the system/,
+    ],
+    [
+      'writable on update',
+      withField('v', { type: 'integer', version: true, update: true }),
+      '$.fields.v.update',
+      /set by the system/,
+    ],
+    [
+      'twice',
+      {
+        ...starter,
+        fields: { ...starter.fields, a: { type: 'integer', version: true }, b: { type: 'integer', version: true } },
+      },
+      '$.fields',
+      /2 version fields \(a, b\); a resource has at most one/,
+    ],
   ])('is refused %s', (_name, manifest, path, message) => {
     const issues = issuesOf(manifest);
-    expect(issues.find((i) => i.path === path), JSON.stringify(issues)).toMatchObject({ message: expect.stringMatching(message) });
+    expect(
+      issues.find((i) => i.path === path),
+      JSON.stringify(issues),
+    ).toMatchObject({ message: expect.stringMatching(message) });
   });
 });

@@ -30,7 +30,11 @@ export function core(args: readonly string[], options: CliOptions): Promise<CliR
   for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
   return new Promise((resolve, reject) => {
     // stdin is not a terminal: `startapp` writes a minimal manifest instead of prompting.
-    const child = spawn(process.execPath, [CORE_BIN, ...args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CORE_BIN, ...args], {
+      cwd: options.cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -58,7 +62,10 @@ export function snapshot(dir: string): Map<string, { content: string; mtimeMs: n
       if (entry.isDirectory()) {
         if (entry.name !== 'node_modules') walk(path);
       } else {
-        files.set(relative(dir, path).split('\\').join('/'), { content: readFileSync(path, 'latin1'), mtimeMs: statSync(path).mtimeMs });
+        files.set(relative(dir, path).split('\\').join('/'), {
+          content: readFileSync(path, 'latin1'),
+          mtimeMs: statSync(path).mtimeMs,
+        });
       }
     }
   };

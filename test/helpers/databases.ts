@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { EntitySchema } from '@mikro-orm/core';
-import { DatabaseManager, type Database, type QueryEvent } from '@core/runtime';
+import type { Database, QueryEvent } from '@core/runtime';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
 
 export type DatabaseName = 'sqlite' | 'postgresql';
 
@@ -122,7 +123,11 @@ export function describePerDatabase(title: string, body: (db: PerDatabase) => vo
 /**
  * `describe` once per database. Inside, `suite.db` is ready (schema created) in every test and hook.
  */
-export function describeEachDatabase(title: string, options: EachDatabaseOptions, body: (suite: DatabaseSuite) => void): void {
+export function describeEachDatabase(
+  title: string,
+  options: EachDatabaseOptions,
+  body: (suite: DatabaseSuite) => void,
+): void {
   describePerDatabase(title, (perDb) => {
     const manager = new DatabaseManager();
     const suite = { name: perDb.name, url: '' } as { name: DatabaseName; url: string; db: Database };
@@ -144,7 +149,10 @@ export function describeEachDatabase(title: string, options: EachDatabaseOptions
 const NOISE = /^\s*(begin|commit|rollback|savepoint|release savepoint|pragma|set )/i;
 
 /** Runs `fn` and returns its result with the data statements it sent (BEGIN/COMMIT and the like left out). */
-export async function countQueries<T>(db: Database, fn: () => Promise<T>): Promise<{ result: T; queries: QueryEvent[] }> {
+export async function countQueries<T>(
+  db: Database,
+  fn: () => Promise<T>,
+): Promise<{ result: T; queries: QueryEvent[] }> {
   const queries: QueryEvent[] = [];
   const off = db.onQuery((q) => {
     if (!NOISE.test(q.sql)) queries.push(q);

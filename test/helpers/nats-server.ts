@@ -61,7 +61,9 @@ export async function startNats(): Promise<NatsServer> {
   const start = async (): Promise<void> => {
     if (child && child.exitCode === null && child.signalCode === null) return;
     log = '';
-    const proc = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     proc.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
     proc.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
     child = proc;
@@ -108,14 +110,19 @@ export interface StoredMessage {
 }
 
 /** A connection for inspecting streams from the test. */
-export async function inspector(url: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager; messages(stream: string): Promise<StoredMessage[]>; close(): Promise<void> }> {
+export async function inspector(url: string): Promise<{
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+  messages(stream: string): Promise<StoredMessage[]>;
+  close(): Promise<void>;
+}> {
   const nc = await connect({ servers: url });
   const jsm = await nc.jetstreamManager();
   return {
     nc,
     jsm,
     async messages(stream) {
-      let info;
+      let info: Awaited<ReturnType<typeof jsm.streams.info>>;
       try {
         info = await jsm.streams.info(stream);
       } catch {
@@ -128,7 +135,13 @@ export async function inspector(url: string): Promise<{ nc: NatsConnection; jsm:
         if (!m) continue;
         const headers: Record<string, string> = {};
         for (const [key, values] of m.header ?? []) headers[key] = values.join(',');
-        out.push({ seq, subject: m.subject, msgId: m.header?.get('Nats-Msg-Id') || undefined, headers, body: m.json() });
+        out.push({
+          seq,
+          subject: m.subject,
+          msgId: m.header?.get('Nats-Msg-Id') || undefined,
+          headers,
+          body: m.json(),
+        });
       }
       return out;
     },
@@ -139,7 +152,11 @@ export async function inspector(url: string): Promise<{ nc: NatsConnection; jsm:
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -149,7 +166,8 @@ export async function eventually<T>(check: () => Promise<T | undefined> | T | un
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

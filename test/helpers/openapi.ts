@@ -69,7 +69,11 @@ export class OpenApiConformance {
     const segments = canonical.split('/');
     // The most specific template wins, as in the router: `/tasks/search` before `/tasks/{id}`.
     const route = this.routes
-      .filter((r) => r.segments.length === segments.length && r.segments.every((s, i) => (isParam(s) ? segments[i] !== '' : s === segments[i])))
+      .filter(
+        (r) =>
+          r.segments.length === segments.length &&
+          r.segments.every((s, i) => (isParam(s) ? segments[i] !== '' : s === segments[i])),
+      )
       .sort((a, b) => a.segments.filter(isParam).length - b.segments.filter(isParam).length)[0];
     const operation = route?.item[response.method.toLowerCase()] as Json | undefined;
     if (operation === undefined) {
@@ -77,11 +81,15 @@ export class OpenApiConformance {
         this.covered.add(`(left out) ${response.method} ${canonical} 403`);
         return;
       }
-      return fail('no operation in the document');
+      fail('no operation in the document');
+      return;
     }
     const declared = (operation['responses'] as Json)[String(response.status)] as Json | undefined;
     this.covered.add(`${String(operation['operationId'])} ${response.status}`);
-    if (declared === undefined) return fail(`status ${response.status} is not declared`);
+    if (declared === undefined) {
+      fail(`status ${response.status} is not declared`);
+      return;
+    }
     const resolved = this.resolve(declared);
 
     for (const [name, headerRef] of Object.entries((resolved['headers'] as Json | undefined) ?? {})) {
@@ -100,14 +108,20 @@ export class OpenApiConformance {
       if (response.body !== '') fail('a body where the document declares none');
       return;
     }
-    const type = String(response.headers['content-type'] ?? '').split(';', 1)[0]!.trim();
+    const type = String(response.headers['content-type'] ?? '')
+      .split(';', 1)[0]!
+      .trim();
     const media = content[type];
-    if (media === undefined) return fail(`content type ${type || '(none)'} is not declared (${Object.keys(content).join(', ')})`);
+    if (media === undefined) {
+      fail(`content type ${type || '(none)'} is not declared (${Object.keys(content).join(', ')})`);
+      return;
+    }
     let body: unknown;
     try {
       body = JSON.parse(response.body);
     } catch {
-      return fail('the body is not JSON');
+      fail('the body is not JSON');
+      return;
     }
     const errors = this.errors(media['schema'], body);
     if (errors) fail(`body: ${errors}`);
@@ -163,13 +177,16 @@ export async function redoclyLint(documents: readonly Json[]): Promise<LintResul
     const run = promisify(execFile);
     const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
     // redocly exits non-zero when it finds errors; its JSON report is on stdout either way.
-    const { stdout } = await run(bin, ['lint', ...files, '--format=json'], { env, cwd: dir }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    const { stdout } = await run(bin, ['lint', ...files, '--format=json'], { env, cwd: dir }).catch(
+      (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
+    );
     // One JSON report per file, written one after the other.
     const reports = JSON.parse(`[${stdout.slice(stdout.indexOf('{')).replace(/\n\}\{/g, '\n},{')}]`) as {
       totals: { errors: number; warnings: number };
       problems: { ruleId: string; message: string }[];
     }[];
-    if (reports.length !== documents.length) throw new Error(`redocly lint reported on ${reports.length} of ${documents.length} documents:\n${stdout}`);
+    if (reports.length !== documents.length)
+      throw new Error(`redocly lint reported on ${reports.length} of ${documents.length} documents:\n${stdout}`);
     return {
       errors: reports.reduce((sum, r) => sum + r.totals.errors, 0),
       warnings: reports.reduce((sum, r) => sum + r.totals.warnings, 0),

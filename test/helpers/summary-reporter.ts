@@ -19,6 +19,8 @@ export default class SummaryReporter implements Reporter {
         if (state === 'passed' && test.fullName.includes('[postgresql]')) postgres++;
       }
     }
-    process.stdout.write(`\nPostgreSQL tests passed: ${postgres}\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    process.stdout.write(
+      `\nPostgreSQL tests passed: ${postgres}\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`,
+    );
   }
 }

@@ -13,7 +13,9 @@ function driverError(message: string, fields: Record<string, unknown> = {}): Err
 }
 
 function knexTimeout(): Error {
-  const error = new Error('Knex: Timeout acquiring a connection. The pool is probably full. Are you missing a .transacting(trx) call?');
+  const error = new Error(
+    'Knex: Timeout acquiring a connection. The pool is probably full. Are you missing a .transacting(trx) call?',
+  );
   error.name = 'KnexTimeoutError';
   return error;
 }
@@ -24,18 +26,47 @@ describe('database failures in the error envelope', () => {
     ['knex pool timeout wrapped by MikroORM', new DriverException(knexTimeout()), 'database_busy', '1'],
     ['pg pool timeout', driverError('timeout exceeded when trying to connect'), 'database_busy', '1'],
     ['pg connection timeout', driverError('Connection terminated due to connection timeout'), 'database_busy', '1'],
-    ['statement timeout', driverError('canceling statement due to statement timeout', { code: '57014', severity: 'ERROR' }), 'database_timeout', '1'],
-    ['statement timeout wrapped by MikroORM', new DriverException(driverError('canceling statement due to statement timeout', { code: '57014' })), 'database_timeout', '1'],
-    ['server refusing connections', driverError('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' }), 'database_unreachable', '5'],
-    ['server shutting down', driverError('terminating connection due to administrator command', { code: '57P01' }), 'database_unreachable', '5'],
+    [
+      'statement timeout',
+      driverError('canceling statement due to statement timeout', { code: '57014', severity: 'ERROR' }),
+      'database_timeout',
+      '1',
+    ],
+    [
+      'statement timeout wrapped by MikroORM',
+      new DriverException(driverError('canceling statement due to statement timeout', { code: '57014' })),
+      'database_timeout',
+      '1',
+    ],
+    [
+      'server refusing connections',
+      driverError('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' }),
+      'database_unreachable',
+      '5',
+    ],
+    [
+      'server shutting down',
+      driverError('terminating connection due to administrator command', { code: '57P01' }),
+      'database_unreachable',
+      '5',
+    ],
     ['connection lost', driverError('Connection terminated unexpectedly'), 'database_unreachable', '5'],
-    ['as the cause of another error', new Error('loading the page failed', { cause: knexTimeout() }), 'database_busy', '1'],
+    [
+      'as the cause of another error',
+      new Error('loading the page failed', { cause: knexTimeout() }),
+      'database_busy',
+      '1',
+    ],
     ['SQLite file locked', driverError('database is locked', { code: 'SQLITE_BUSY' }), 'database_busy', '1'],
   ])('%s: 503 with Retry-After', (_, error, reason, retryAfter) => {
     const response = toErrorResponse(error);
     expect(response.status).toBe(503);
     expect(response.headers).toEqual({ 'retry-after': retryAfter });
-    expect(response.body).toMatchObject({ success: false, data: null, error: { code: 'SERVICE_UNAVAILABLE', details: [{ path: '', reason }] } });
+    expect(response.body).toMatchObject({
+      success: false,
+      data: null,
+      error: { code: 'SERVICE_UNAVAILABLE', details: [{ path: '', reason }] },
+    });
     // Nothing of the driver's message reaches the client.
     expect(JSON.stringify(response.body)).not.toMatch(/knex|ECONNREFUSED|5432|canceling/i);
   });

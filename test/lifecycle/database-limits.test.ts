@@ -59,7 +59,7 @@ describePerDatabase('database limits', ({ name, url }) => {
     }
   }, 60_000);
 
-  it("every connection of the read pool busy: a read answers 503 after DATABASE_POOL_TIMEOUT_MS, long before one is free", async () => {
+  it('every connection of the read pool busy: a read answers 503 after DATABASE_POOL_TIMEOUT_MS, long before one is free', async () => {
     const holders = [get(app.port, '/_probe/sleep-read?s=2.5'), get(app.port, '/_probe/sleep-read?s=2.5')];
     await sleep(400);
     const { res, ms } = await timed(get(app.port, '/tasks/', { headers: ADMIN }));
@@ -72,7 +72,11 @@ describePerDatabase('database limits', ({ name, url }) => {
   it("every connection of the ORM's pool busy: a write answers 503 after DATABASE_POOL_TIMEOUT_MS, long before one is free", async () => {
     const holders = [get(app.port, '/_probe/sleep-write?s=2.5'), get(app.port, '/_probe/sleep-write?s=2.5')];
     await sleep(400);
-    const create = get(app.port, '/tasks/', { method: 'POST', headers: { ...ADMIN, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'waits' }) });
+    const create = get(app.port, '/tasks/', {
+      method: 'POST',
+      headers: { ...ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'waits' }),
+    });
     const { res, ms } = await timed(create);
     expectUnavailable(res, 'database_busy');
     expect(ms).toBeGreaterThanOrEqual(450);

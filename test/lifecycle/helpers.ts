@@ -7,7 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { applyCoreMigrations, DatabaseManager, signToken } from '@core/runtime';
+import { signToken } from '@core/runtime';
+import { applyCoreMigrations } from '../../runtime/src/migrations/core-migrations.js';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
 // Registers the fixture app's models, so `prepareDatabase` creates its tables.
 import '../../fixtures/apps/tasks/src/main.js';
 
@@ -105,18 +107,28 @@ export interface Response {
   status: number;
   headers: IncomingHttpHeaders;
   body: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever JSON the server sent
   json(): any;
 }
 
 /** One request on a connection of its own (no keep-alive pool shared with other requests). */
-export function get(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+export function get(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Response> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body, json: () => JSON.parse(body) }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body, json: () => JSON.parse(body) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -134,7 +146,9 @@ export function failureOf(port: number, path: string): Promise<string> {
  * A keep-alive HTTP/1.1 connection driven by hand, so a test knows which requests share it: `send`
  * writes one GET and resolves with its response; `closed` resolves when the server closes it.
  */
-export async function openConnection(port: number): Promise<{ send(path: string): Promise<Response>; closed: Promise<void>; destroy(): void }> {
+export async function openConnection(
+  port: number,
+): Promise<{ send(path: string): Promise<Response>; closed: Promise<void>; destroy(): void }> {
   const socket: Socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   let buffer = Buffer.alloc(0);
@@ -172,7 +186,10 @@ export async function openConnection(port: number): Promise<{ send(path: string)
 }
 
 /** A TCP proxy to `target` (`host:port`): `down()` drops every connection and refuses new ones until `up()`. */
-export async function tcpProxy(targetHost: string, targetPort: number): Promise<{ port: number; down(): Promise<void>; up(): Promise<void>; close(): Promise<void> }> {
+export async function tcpProxy(
+  targetHost: string,
+  targetPort: number,
+): Promise<{ port: number; down(): Promise<void>; up(): Promise<void>; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;

@@ -101,12 +101,14 @@ describe('core init: Dockerfile, .dockerignore, compose.yaml', () => {
 
     // The runtime stage starts from the bare base image: no compiler, no sources, no dev dependencies.
     expect(runtime.from).toBe(deps.from);
-    expect(runtime.lines.filter((line) => line.startsWith('COPY')).map((line) => line.replace(/^COPY\s+/, ''))).toEqual([
-      '--from=production-deps /app/node_modules ./node_modules',
-      'package.json ./',
-      '--from=build /app/dist ./dist',
-      '--from=build /app/migrations ./migrations',
-    ]);
+    expect(runtime.lines.filter((line) => line.startsWith('COPY')).map((line) => line.replace(/^COPY\s+/, ''))).toEqual(
+      [
+        '--from=production-deps /app/node_modules ./node_modules',
+        'package.json ./',
+        '--from=build /app/dist ./dist',
+        '--from=build /app/migrations ./migrations',
+      ],
+    );
     const user = runtime.lines.findIndex((line) => line.startsWith('USER '));
     expect(runtime.lines[user]).toBe('USER node');
     expect(user).toBeLessThan(runtime.lines.findIndex((line) => line.startsWith('CMD ')));
@@ -131,16 +133,38 @@ describe('core init: Dockerfile, .dockerignore, compose.yaml', () => {
       .split('\n')
       .map((line) => line.trim())
       .filter((line) => line !== '' && !line.startsWith('#'));
-    for (const path of ['.env', '.env.production', 'dev.db', 'dev.db-wal', 'node_modules', 'node_modules/fastify/package.json', 'dist/main.js', '.git/HEAD']) {
+    for (const path of [
+      '.env',
+      '.env.production',
+      'dev.db',
+      'dev.db-wal',
+      'node_modules',
+      'node_modules/fastify/package.json',
+      'dist/main.js',
+      '.git/HEAD',
+    ]) {
       expect(ignored(patterns, path), path).toBe(true);
     }
-    for (const path of ['.env.example', 'src/main.ts', 'package.json', 'package-lock.json', 'vendor', 'migrations/postgresql/Migration1.ts', 'scripts/build.mjs', 'tsconfig.build.json']) {
+    for (const path of [
+      '.env.example',
+      'src/main.ts',
+      'package.json',
+      'package-lock.json',
+      'vendor',
+      'migrations/postgresql/Migration1.ts',
+      'scripts/build.mjs',
+      'tsconfig.build.json',
+    ]) {
       expect(ignored(patterns, path), path).toBe(false);
     }
   });
 
   it('compose.yaml parses: PostgreSQL, NATS, a one-shot migrate service, and the app ×2 that waits for it', () => {
-    const compose = parse(read('compose.yaml')) as { name: string; services: Record<string, ComposeService>; volumes: Record<string, unknown> };
+    const compose = parse(read('compose.yaml')) as {
+      name: string;
+      services: Record<string, ComposeService>;
+      volumes: Record<string, unknown>;
+    };
     expect(compose.name).toBe('demo');
     expect(Object.keys(compose.services).sort()).toEqual(['app', 'migrate', 'nats', 'postgres']);
     const { app, migrate, nats, postgres } = compose.services as Record<string, ComposeService>;
@@ -166,7 +190,9 @@ describe('core init: Dockerfile, .dockerignore, compose.yaml', () => {
     expect(Object.keys(compose.volumes).sort()).toEqual(['nats-data', 'postgres-data']);
     // Docker's kill comes after the drain: longer than the delay plus the grace.
     const grace = Number(/^(\d+)s$/.exec(app!.stop_grace_period!)![1]) * 1000;
-    expect(grace).toBeGreaterThan(Number(app!.environment!.SHUTDOWN_DELAY_MS) + Number(app!.environment!.SHUTDOWN_GRACE_MS));
+    expect(grace).toBeGreaterThan(
+      Number(app!.environment!.SHUTDOWN_DELAY_MS) + Number(app!.environment!.SHUTDOWN_GRACE_MS),
+    );
   });
 
   it("compose.yaml's secrets come from the environment, and every setting it names is one the runtime reads and accepts", () => {

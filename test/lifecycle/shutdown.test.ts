@@ -6,7 +6,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { describePerDatabase } from '../helpers/databases.js';
 import { tempDir } from '../helpers/cli.js';
-import { ADMIN, eventually, failureOf, get, killAll, openConnection, prepareDatabase, sleep, startInstance } from './helpers.js';
+import {
+  ADMIN,
+  eventually,
+  failureOf,
+  get,
+  killAll,
+  openConnection,
+  prepareDatabase,
+  sleep,
+  startInstance,
+} from './helpers.js';
 
 const SLOW_REQUESTS = 50;
 
@@ -28,7 +38,11 @@ describePerDatabase('graceful shutdown', ({ name, url }) => {
     expect((await idle.send('/health')).status).toBe(200);
 
     const slow = Array.from({ length: SLOW_REQUESTS }, () => get(app.port, '/_probe/slow?ms=1500'));
-    await eventually(async () => ((await get(app.port, '/_probe/active')).json().active === SLOW_REQUESTS ? true : undefined), 20_000, 'every slow request in flight');
+    await eventually(
+      async () => ((await get(app.port, '/_probe/active')).json().active === SLOW_REQUESTS ? true : undefined),
+      20_000,
+      'every slow request in flight',
+    );
     app.signal('SIGTERM');
     await sleep(300);
 
@@ -41,7 +55,12 @@ describePerDatabase('graceful shutdown', ({ name, url }) => {
       success: false,
       message: 'The server is shutting down; send the request again.',
       data: null,
-      error: { code: 'SERVICE_UNAVAILABLE', details: [{ path: '', message: 'The server is shutting down; send the request again.', reason: 'shutting_down' }] },
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        details: [
+          { path: '', message: 'The server is shutting down; send the request again.', reason: 'shutting_down' },
+        ],
+      },
     });
     await idle.closed;
     // A new connection is not accepted any more.
@@ -56,14 +75,18 @@ describePerDatabase('graceful shutdown', ({ name, url }) => {
     const { code } = await app.exited;
     expect(code, app.output()).toBe(0);
     const lines = app.lines();
-    const stops = lines.filter((line) => line.includes('"probe":"stopped"')).map((line) => JSON.parse(line) as { plugin: string; db: string; time: number });
+    const stops = lines
+      .filter((line) => line.includes('"probe":"stopped"'))
+      .map((line) => JSON.parse(line) as { plugin: string; db: string; time: number });
     // Reverse order of start (probe-second depends on probe-first), each while the database still answered.
     expect(stops.map(({ plugin, db }) => ({ plugin, db }))).toEqual([
       { plugin: 'probe-second', db: 'ok' },
       { plugin: 'probe-first', db: 'ok' },
     ]);
     // …and only once every slow request had completed.
-    const slowDone = lines.filter((line) => line.includes('"path":"/_probe/slow"')).map((line) => (JSON.parse(line) as { time: number }).time);
+    const slowDone = lines
+      .filter((line) => line.includes('"path":"/_probe/slow"'))
+      .map((line) => (JSON.parse(line) as { time: number }).time);
     expect(slowDone).toHaveLength(SLOW_REQUESTS);
     expect(stops[0]!.time).toBeGreaterThanOrEqual(Math.max(...slowDone));
     expect(lines.some((line) => line.includes('"msg":"shut down"'))).toBe(true);

@@ -11,11 +11,20 @@ import { describeRelationApp, SECRET, seedGraph, type Json } from './relation-ap
 const ADMIN = `Bearer ${signToken({ sub: 'admin', roles: ['admin'] }, SECRET)}`;
 
 describeRelationApp('ETags of related records', (ctx) => {
-  async function send(method: string, path: string, body?: unknown, ifMatch?: string): Promise<{ status: number; etag: string | null; data: Json | null }> {
+  async function send(
+    method: string,
+    path: string,
+    body?: unknown,
+    ifMatch?: string,
+  ): Promise<{ status: number; etag: string | null; data: Json | null }> {
     const headers: Record<string, string> = { authorization: ADMIN };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (ifMatch !== undefined) headers['if-match'] = ifMatch;
-    const res = await fetch(ctx.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(ctx.baseUrl + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await res.json()) as { data: Json | null };
     return { status: res.status, etag: res.headers.get('etag'), data: json.data };
   }
@@ -59,7 +68,9 @@ describeRelationApp('ETags of related records', (ctx) => {
   it('racing link changes with the same If-Match: one wins, the other gets 412', async () => {
     const { task, labels } = await seedGraph(ctx);
     const tag = await etag(`/tasks/${task.id}`);
-    const answers = await Promise.all(labels.map((label) => send('PATCH', `/tasks/${task.id}`, { tag_ids: [label.id] }, tag)));
+    const answers = await Promise.all(
+      labels.map((label) => send('PATCH', `/tasks/${task.id}`, { tag_ids: [label.id] }, tag)),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 412]);
     const won = answers.findIndex((a) => a.status === 200);
     expect(await labelIds(task.id)).toEqual([labels[won]!.id]);

@@ -34,7 +34,10 @@ describeRelationApp('includes', (ctx) => {
     const g = await seedGraph(ctx);
     await seedGraph(ctx, '2');
     const list = await ctx.ok<Json[]>('GET', '/tasks/?include=project.owner,comments.author&limit=10');
-    const search = await ctx.ok<Json[]>('POST', '/tasks/search', { include: ['project.owner', 'comments.author'], limit: 10 });
+    const search = await ctx.ok<Json[]>('POST', '/tasks/search', {
+      include: ['project.owner', 'comments.author'],
+      limit: 10,
+    });
     expect(list).toHaveLength(2);
     const sortById = (rows: Json[]): Json[] => [...rows].sort((a, b) => String(a.id).localeCompare(String(b.id)));
     expect(sortById(search)).toEqual(sortById(list));
@@ -53,9 +56,13 @@ describeRelationApp('includes', (ctx) => {
     const sorted = await ctx.ok<Json[]>('POST', '/tasks/search', { sort: [{ field: 'project.name', order: 'desc' }] });
     expect(sorted.map((t) => t.title)).toEqual(['T2', 'T']);
     // Three hops to a field is within the bound.
-    const deep = await ctx.ok<Json[]>('POST', '/tasks/search', { filters: [{ field: 'comments.author.profile.bio', op: 'eq', value: 'hello' }] });
-    expect(deep.map((t) => t.id).sort()).toEqual([g.task.id, (sorted.find((t) => t.title === 'T2')!).id].sort());
-    const none = await ctx.ok<Json[]>('POST', '/tasks/search', { filters: [{ field: 'comments.author.profile.bio', op: 'eq', value: 'nobody' }] });
+    const deep = await ctx.ok<Json[]>('POST', '/tasks/search', {
+      filters: [{ field: 'comments.author.profile.bio', op: 'eq', value: 'hello' }],
+    });
+    expect(deep.map((t) => t.id).sort()).toEqual([g.task.id, sorted.find((t) => t.title === 'T2')!.id].sort());
+    const none = await ctx.ok<Json[]>('POST', '/tasks/search', {
+      filters: [{ field: 'comments.author.profile.bio', op: 'eq', value: 'nobody' }],
+    });
     expect(none).toEqual([]);
   });
 
@@ -64,13 +71,33 @@ describeRelationApp('includes', (ctx) => {
     ['an unknown nested relation on list', 'GET', '/tasks/?include=comments.nope', undefined, 'nope'],
     ['a field, not a relation', 'GET', '/tasks/?include=title', undefined, 'title'],
     ['an unknown relation in search', 'POST', '/tasks/search', { include: ['project.nope'] }, 'nope'],
-    ['four hops on view', 'GET', '/tasks/ID?include=comments.author.profile.user', undefined, 'comments.author.profile.user'],
+    [
+      'four hops on view',
+      'GET',
+      '/tasks/ID?include=comments.author.profile.user',
+      undefined,
+      'comments.author.profile.user',
+    ],
     ['four hops on list', 'GET', '/tasks/?include=project.owner.profile.user', undefined, 'project.owner.profile.user'],
-    ['four hops in search', 'POST', '/tasks/search', { include: ['comments.task.project.owner'] }, 'comments.task.project.owner'],
-    ['a four-hop filter path', 'POST', '/tasks/search', { filters: [{ field: 'comments.author.profile.user.name', op: 'eq', value: 'x' }] }, 'comments.author.profile.user.name'],
+    [
+      'four hops in search',
+      'POST',
+      '/tasks/search',
+      { include: ['comments.task.project.owner'] },
+      'comments.task.project.owner',
+    ],
+    [
+      'a four-hop filter path',
+      'POST',
+      '/tasks/search',
+      { filters: [{ field: 'comments.author.profile.user.name', op: 'eq', value: 'x' }] },
+      'comments.author.profile.user.name',
+    ],
   ] as const)('%s → 422, no data SQL', async (_name, method, path, body, mention) => {
     const g = await seedGraph(ctx);
-    const { result: res, sql } = await ctx.countSql(() => ctx.call('admin', method, path.replace('ID', g.task.id as string), body));
+    const { result: res, sql } = await ctx.countSql(() =>
+      ctx.call('admin', method, path.replace('ID', g.task.id as string), body),
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(422);
     expect(res.body.error?.code).toBe('VALIDATION_ERROR');
     expect(JSON.stringify(res.body)).toContain(mention);
@@ -85,7 +112,11 @@ async function seedMany(ctx: RelationApp, n: number): Promise<void> {
     const user = await ctx.ok('POST', '/users/', { email: `u${i}@example.com`, name: `U${i}`, password_hash: 'x' });
     await ctx.ok('POST', '/profiles/', { user_id: user.id, bio: `bio ${i}` });
     const project = await ctx.ok('POST', '/projects/', { name: `P${i}`, owner_id: user.id, budget: i });
-    const task = await ctx.ok('POST', '/tasks/', { title: `T${i}`, project_id: project.id, tag_ids: labels.map((l) => l.id) });
+    const task = await ctx.ok('POST', '/tasks/', {
+      title: `T${i}`,
+      project_id: project.id,
+      tag_ids: labels.map((l) => l.id),
+    });
     await ctx.ok('POST', '/comments/', { body: `a${i}`, task_id: task.id, author_id: user.id });
     await ctx.ok('POST', '/comments/', { body: `b${i}`, task_id: task.id, author_id: user.id });
   }
@@ -97,32 +128,37 @@ describeRelationApp('includes: statements per request (no N+1)', (ctx) => {
   it.each([
     ['list', (limit: number) => ctx.call('admin', 'GET', `/tasks/?include=${INCLUDE.join(',')}&limit=${limit}`)],
     ['search', (limit: number) => ctx.call('admin', 'POST', '/tasks/search', { include: INCLUDE, limit })],
-  ] as const)('%s with project.owner.profile, comments.author and labels: same statement count at 10 and 100 rows', async (_name, run) => {
-    await seedMany(ctx, 100);
-    const counts: number[] = [];
-    for (const limit of [10, 100]) {
-      const { result: res, sql } = await ctx.countSql(() => run(limit));
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      const rows = res.body.data as Json[];
-      expect(rows).toHaveLength(limit);
-      for (const row of rows) {
-        const comments = row.comments as Json[];
-        expect(comments).toHaveLength(2);
-        expect((comments[0]!.author as Json).id).toBeTypeOf('string');
-        expect((row.labels as Json[]).length).toBe(2);
-        expect((((row.project as Json).owner as Json).profile as Json).bio).toMatch(/^bio \d+$/);
+  ] as const)(
+    '%s with project.owner.profile, comments.author and labels: same statement count at 10 and 100 rows',
+    async (_name, run) => {
+      await seedMany(ctx, 100);
+      const counts: number[] = [];
+      for (const limit of [10, 100]) {
+        const { result: res, sql } = await ctx.countSql(() => run(limit));
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        const rows = res.body.data as Json[];
+        expect(rows).toHaveLength(limit);
+        for (const row of rows) {
+          const comments = row.comments as Json[];
+          expect(comments).toHaveLength(2);
+          expect((comments[0]!.author as Json).id).toBeTypeOf('string');
+          expect((row.labels as Json[]).length).toBe(2);
+          expect((((row.project as Json).owner as Json).profile as Json).bio).toMatch(/^bio \d+$/);
+        }
+        counts.push(sql.length);
       }
-      counts.push(sql.length);
-    }
-    expect(counts[0], 'statements at limit=10 vs limit=100').toBe(counts[1]);
-    // One page query (to-one includes joined, any depth) + one select-in per to-many include.
-    expect(counts[0]).toBe(3);
-  });
+      expect(counts[0], 'statements at limit=10 vs limit=100').toBe(counts[1]);
+      // One page query (to-one includes joined, any depth) + one select-in per to-many include.
+      expect(counts[0]).toBe(3);
+    },
+  );
 
   it('view with includes is a fixed number of statements too', async () => {
     await seedMany(ctx, 3);
     const [task] = await ctx.ok<Json[]>('GET', '/tasks/?limit=1');
-    const { result: res, sql } = await ctx.countSql(() => ctx.call('admin', 'GET', `/tasks/${task!.id}?include=${INCLUDE.join(',')}`));
+    const { result: res, sql } = await ctx.countSql(() =>
+      ctx.call('admin', 'GET', `/tasks/${task!.id}?include=${INCLUDE.join(',')}`),
+    );
     expect(res.status).toBe(200);
     // The row with its includes (3), and its ETag: the stored row and the ids of its owned labels (2).
     expect(sql.length).toBe(5);

@@ -23,10 +23,19 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
   const headersOf = (role: Role): Record<string, string> =>
     role === 'anonymous' ? {} : { authorization: `Bearer ${signToken({ sub: role, roles: [role] }, SECRET)}` };
 
-  const send = async (role: Role, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> => {
+  const send = async (
+    role: Role,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: Json }> => {
     const headers = headersOf(role);
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(ctx.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(ctx.baseUrl + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     const observed = { method, url: path, status: res.status, headers: Object.fromEntries(res.headers), body: text };
     shared.check(observed);
@@ -41,13 +50,15 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
       return (await res.json()) as Json;
     };
     shared = new OpenApiConformance(await documentFor('anonymous'));
-    for (const role of ROLES) own.set(role, new OpenApiConformance(await documentFor(role), { callerDocument: role !== 'anonymous' }));
+    for (const role of ROLES)
+      own.set(role, new OpenApiConformance(await documentFor(role), { callerDocument: role !== 'anonymous' }));
   });
 
   it('names one output component per resource, relations optional, restricted fields per caller', () => {
     const schemas = (shared.document['components'] as Json)['schemas'] as Record<string, Json>;
     for (const entity of ['User', 'Profile', 'Project', 'Label', 'Task', 'Comment']) {
-      for (const suffix of ['Out', 'Create', 'Update', 'Patch', 'SearchRequest']) expect(Object.keys(schemas), entity + suffix).toContain(entity + suffix);
+      for (const suffix of ['Out', 'Create', 'Update', 'Patch', 'SearchRequest'])
+        expect(Object.keys(schemas), entity + suffix).toContain(entity + suffix);
     }
     const task = schemas['TaskOut']!;
     expect(task['properties']).toMatchObject({
@@ -58,7 +69,8 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
     expect(task['required']).not.toContain('project_id');
     expect(schemas['ProjectOut']!['required']).not.toContain('budget');
     // … and absent from those callers' documents.
-    const schemasOf = (role: Role): Record<string, Json> => (own.get(role)!.document['components'] as Json)['schemas'] as Record<string, Json>;
+    const schemasOf = (role: Role): Record<string, Json> =>
+      (own.get(role)!.document['components'] as Json)['schemas'] as Record<string, Json>;
     expect(Object.keys(schemasOf('noproject')['TaskOut']!['properties'] as Json)).not.toContain('project_id');
     expect(Object.keys(schemasOf('noproject')['TaskOut']!['properties'] as Json)).not.toContain('project');
     expect(Object.keys(schemasOf('noproject')['TaskCreate']!['properties'] as Json)).not.toContain('project_id');
@@ -107,7 +119,11 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
       await send(role, 'GET', `/${name}/${MISSING}`);
       await send(role, 'GET', `/${name}?include=${includes[name]}`);
       await send(role, 'GET', `/${name}/?limit=1&include=${includes[name]}`);
-      await send(role, 'POST', `/${name}/search`, { include: includes[name]!.split(','), limit: 5, sort: [{ field: 'id', order: 'desc' }] });
+      await send(role, 'POST', `/${name}/search`, {
+        include: includes[name]!.split(','),
+        limit: 5,
+        sort: [{ field: 'id', order: 'desc' }],
+      });
       await send(role, 'POST', `/${name}/search`, { filters: [{ field: 'nope', op: 'eq', value: 1 }] });
       await send(role, 'PATCH', `/${name}/${id}`, name === 'labels' ? { name: 'ui' } : {});
       if (created.status === 201) {
@@ -117,7 +133,10 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
       }
     }
     // Relation paths: a restricted one is a 403 for that caller, the same request a 200 for others.
-    await send(role, 'POST', '/tasks/search', { filters: [{ field: 'project.name', op: 'eq', value: 'Apollo' }], include: ['project'] });
+    await send(role, 'POST', '/tasks/search', {
+      filters: [{ field: 'project.name', op: 'eq', value: 'Apollo' }],
+      include: ['project'],
+    });
     await send(role, 'POST', '/projects/search', { filters: [{ field: 'budget', op: 'gt', value: 1 }] });
     await send(role, 'GET', '/tasks?include=project');
     // Conflicts: a unique value taken, a row still referenced.
@@ -132,9 +151,23 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
   // Runs last: the tests above are the ones that produce these answers.
   it('reached every answer the suite means to check (so a change that stops producing one cannot weaken it)', () => {
     const expected = [
-      'createLabel 201', 'createLabel 409', 'createProject 409', 'deleteUser 409', 'updateLabel 409',
-      'getTask 200', 'getTask 404', 'getTask 401', 'listTasks 200', 'listTasks 403', 'searchTasks 200', 'searchTasks 403',
-      'searchProjects 403', 'searchComments 422', 'replaceComment 200', 'deleteComment 200', 'createComment 401',
+      'createLabel 201',
+      'createLabel 409',
+      'createProject 409',
+      'deleteUser 409',
+      'updateLabel 409',
+      'getTask 200',
+      'getTask 404',
+      'getTask 401',
+      'listTasks 200',
+      'listTasks 403',
+      'searchTasks 200',
+      'searchTasks 403',
+      'searchProjects 403',
+      'searchComments 422',
+      'replaceComment 200',
+      'deleteComment 200',
+      'createComment 401',
     ];
     expect([...shared.covered].filter((c) => expected.includes(c)).sort()).toEqual([...expected].sort());
   });

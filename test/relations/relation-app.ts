@@ -60,7 +60,9 @@ export function describeRelationApp(title: string, body: (ctx: RelationApp) => v
     let pivot: string | undefined;
 
     beforeAll(async () => {
-      const settings = loadSettings({ env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' } });
+      const settings = loadSettings({
+        env: { DATABASE_URL: url(), ENVIRONMENT: 'test', SECRET_KEY: SECRET, LOG_LEVEL: 'silent' },
+      });
       // buildApp reads the environment before applying `settings`: without a SECRET_KEY there it would warn.
       vi.stubEnv('SECRET_KEY', SECRET);
       let app: FastifyInstance;
@@ -104,7 +106,11 @@ function relationApi(dbName: DatabaseName, app: FastifyInstance, db: Database, b
   const call = async (role: Role, method: string, path: string, body?: unknown): Promise<HttpResult> => {
     const headers: Record<string, string> = auth(role);
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(baseUrl + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   };
@@ -114,9 +120,15 @@ function relationApi(dbName: DatabaseName, app: FastifyInstance, db: Database, b
     db,
     baseUrl,
     call,
-    async ok<T>(method: string, path: string, body?: unknown, expected = method === 'POST' && !path.endsWith('/search') ? 201 : 200) {
+    async ok<T>(
+      method: string,
+      path: string,
+      body?: unknown,
+      expected = method === 'POST' && !path.endsWith('/search') ? 201 : 200,
+    ) {
       const res = await call('admin', method, path, body);
-      if (res.status !== expected) throw new Error(`${method} ${path}: expected ${expected}, got ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status !== expected)
+        throw new Error(`${method} ${path}: expected ${expected}, got ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.data as T;
     },
     async countSql(fn) {
@@ -141,14 +153,22 @@ export interface Graph {
 }
 
 export async function seedGraph(ctx: RelationApp, suffix = ''): Promise<Graph> {
-  const user = await ctx.ok('POST', '/users/', { email: `ann${suffix}@example.com`, name: `Ann${suffix}`, password_hash: 'x' });
+  const user = await ctx.ok('POST', '/users/', {
+    email: `ann${suffix}@example.com`,
+    name: `Ann${suffix}`,
+    password_hash: 'x',
+  });
   const profile = await ctx.ok('POST', '/profiles/', { bio: 'hello', user_id: user.id });
   const project = await ctx.ok('POST', '/projects/', { name: `Apollo${suffix}`, budget: 1000, owner_id: user.id });
   const labels = [
     await ctx.ok('POST', '/labels/', { name: `bug${suffix}`, color: 'red' }),
     await ctx.ok('POST', '/labels/', { name: `ui${suffix}`, color: 'green' }),
   ];
-  const task = await ctx.ok('POST', '/tasks/', { title: `T${suffix}`, project_id: project.id, tag_ids: labels.map((l) => l.id) });
+  const task = await ctx.ok('POST', '/tasks/', {
+    title: `T${suffix}`,
+    project_id: project.id,
+    tag_ids: labels.map((l) => l.id),
+  });
   const comments = [
     await ctx.ok('POST', '/comments/', { body: 'first', task_id: task.id, author_id: user.id }),
     await ctx.ok('POST', '/comments/', { body: 'second', task_id: task.id }),

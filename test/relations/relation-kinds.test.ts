@@ -65,7 +65,9 @@ describeRelationApp('relation kinds', (ctx) => {
     await ctx.ok('PATCH', `/tasks/${g.task.id}`, { title: 'renamed' });
     expect(ids((await ctx.ok('GET', `/tasks/${g.task.id}?include=labels`)).labels)).toEqual([third.id]);
     await ctx.ok('PUT', `/tasks/${g.task.id}`, { title: 'again', tag_ids: [g.labels[0]!.id, third.id] });
-    expect(ids((await ctx.ok('GET', `/tasks/${g.task.id}?include=labels`)).labels)).toEqual([g.labels[0]!.id, third.id].sort());
+    expect(ids((await ctx.ok('GET', `/tasks/${g.task.id}?include=labels`)).labels)).toEqual(
+      [g.labels[0]!.id, third.id].sort(),
+    );
     await ctx.ok('PATCH', `/tasks/${g.task.id}`, { tag_ids: [] });
     expect((await ctx.ok('GET', `/tasks/${g.task.id}?include=labels`)).labels).toEqual([]);
 
@@ -95,26 +97,82 @@ describeRelationApp('relation kinds', (ctx) => {
   });
 
   it.each([
-    ['POST /tasks/ with an unknown project_id', 'POST', '/tasks/', () => ({ title: 't', project_id: randomUUID() }), 'project_id'],
-    ['POST /tasks/ with an unknown tag id', 'POST', '/tasks/', () => ({ title: 't', tag_ids: [randomUUID()] }), 'tag_ids'],
-    ['POST /comments/ with an unknown task_id', 'POST', '/comments/', () => ({ body: 'b', task_id: randomUUID() }), 'task_id'],
-    ['POST /comments/ with an unknown author_id', 'POST', '/comments/', () => ({ body: 'b', task_id: 'TASK', author_id: randomUUID() }), 'author_id'],
+    [
+      'POST /tasks/ with an unknown project_id',
+      'POST',
+      '/tasks/',
+      () => ({ title: 't', project_id: randomUUID() }),
+      'project_id',
+    ],
+    [
+      'POST /tasks/ with an unknown tag id',
+      'POST',
+      '/tasks/',
+      () => ({ title: 't', tag_ids: [randomUUID()] }),
+      'tag_ids',
+    ],
+    [
+      'POST /comments/ with an unknown task_id',
+      'POST',
+      '/comments/',
+      () => ({ body: 'b', task_id: randomUUID() }),
+      'task_id',
+    ],
+    [
+      'POST /comments/ with an unknown author_id',
+      'POST',
+      '/comments/',
+      () => ({ body: 'b', task_id: 'TASK', author_id: randomUUID() }),
+      'author_id',
+    ],
     ['POST /profiles/ with an unknown user_id', 'POST', '/profiles/', () => ({ user_id: randomUUID() }), 'user_id'],
-    ['POST /projects/ with an unknown owner_id', 'POST', '/projects/', () => ({ name: 'p', owner_id: randomUUID() }), 'owner_id'],
-    ['PATCH /tasks/{id} with an unknown project_id', 'PATCH', '/tasks/TASK', () => ({ project_id: randomUUID() }), 'project_id'],
-    ['PATCH /tasks/{id} with an unknown tag id', 'PATCH', '/tasks/TASK', () => ({ tag_ids: [randomUUID()] }), 'tag_ids'],
-    ['PUT /tasks/{id} with an unknown project_id', 'PUT', '/tasks/TASK', () => ({ title: 't', project_id: randomUUID() }), 'project_id'],
+    [
+      'POST /projects/ with an unknown owner_id',
+      'POST',
+      '/projects/',
+      () => ({ name: 'p', owner_id: randomUUID() }),
+      'owner_id',
+    ],
+    [
+      'PATCH /tasks/{id} with an unknown project_id',
+      'PATCH',
+      '/tasks/TASK',
+      () => ({ project_id: randomUUID() }),
+      'project_id',
+    ],
+    [
+      'PATCH /tasks/{id} with an unknown tag id',
+      'PATCH',
+      '/tasks/TASK',
+      () => ({ tag_ids: [randomUUID()] }),
+      'tag_ids',
+    ],
+    [
+      'PUT /tasks/{id} with an unknown project_id',
+      'PUT',
+      '/tasks/TASK',
+      () => ({ title: 't', project_id: randomUUID() }),
+      'project_id',
+    ],
   ] as const)('%s → 422 naming the key, never 500, and nothing written', async (_name, method, path, makeBody, key) => {
     const task = await ctx.ok('POST', '/tasks/', { title: 'existing' });
     const body = JSON.parse(JSON.stringify(makeBody()).replace('"TASK"', JSON.stringify(task.id))) as Json;
-    const before = { tasks: await ctx.count('tasks'), comments: await ctx.count('comments'), profiles: await ctx.count('profiles') };
+    const before = {
+      tasks: await ctx.count('tasks'),
+      comments: await ctx.count('comments'),
+      profiles: await ctx.count('profiles'),
+    };
     const res = await ctx.call('admin', method, path.replace('TASK', task.id as string), body);
     // The runtime checks related ids before writing: a 422 naming the key (a 409 from the
     // database's foreign key would also be acceptable, but is not what Core does).
     expect(res.status, JSON.stringify(res.body)).toBe(422);
     expect(res.body.error?.code).toBe('VALIDATION_ERROR');
     expect(res.body.error?.details).toEqual([expect.objectContaining({ path: key, reason: 'not_found' })]);
-    expect({ tasks: await ctx.count('tasks'), comments: await ctx.count('comments'), profiles: await ctx.count('profiles') }).toEqual(before);
+    expect({
+      tasks: await ctx.count('tasks'),
+      comments: await ctx.count('comments'),
+      profiles: await ctx.count('profiles'),
+    }).toEqual(before);
     const after = await ctx.ok('GET', `/tasks/${task.id}?include=labels`);
     expect(after).toMatchObject({ title: 'existing', project_id: null, labels: [] });
   });
@@ -143,7 +201,9 @@ describeRelationApp('relation kinds', (ctx) => {
     const res = await ctx.call('admin', 'DELETE', `/users/${g.user.id}`);
     expect(res.status).toBe(409);
     expect(res.body.error?.code).toBe('CONFLICT');
-    expect(res.body.message).toMatch(/^Cannot delete this users record: (comments|other) records still refer to it\. Delete or reassign them first\.$/);
+    expect(res.body.message).toMatch(
+      /^Cannot delete this users record: (comments|other) records still refer to it\. Delete or reassign them first\.$/,
+    );
     expect((await ctx.call('admin', 'GET', `/users/${g.user.id}`)).status).toBe(200);
     expect((await ctx.ok('GET', `/comments/${g.comments[0]!.id}`)).author_id).toBe(g.user.id);
   });

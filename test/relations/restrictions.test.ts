@@ -43,17 +43,47 @@ describeRelationApp('restricted relation tasks.project', (ctx) => {
     ['?include=project.owner on list', 'GET', '/tasks/?include=comments,project.owner', undefined],
     ['include in search', 'POST', '/tasks/search', { include: ['project'] }],
     ['a nested include through it, from comments', 'GET', '/comments/?include=task.project', undefined],
-    ['filter project.name', 'POST', '/tasks/search', { filters: [{ field: 'project.name', op: 'eq', value: 'Apollo' }] }],
+    [
+      'filter project.name',
+      'POST',
+      '/tasks/search',
+      { filters: [{ field: 'project.name', op: 'eq', value: 'Apollo' }] },
+    ],
     ['filter project.id', 'POST', '/tasks/search', { filters: [{ field: 'project.id', op: 'eq', value: 'PROJECT' }] }],
     ['filter project_id', 'POST', '/tasks/search', { filters: [{ field: 'project_id', op: 'isnull', value: false }] }],
-    ['filter in an or group', 'POST', '/tasks/search', { filters: [{ op: 'or', items: [{ field: 'title', op: 'eq', value: 'x' }, { field: 'project.budget', op: 'gt', value: 1 }] }] }],
+    [
+      'filter in an or group',
+      'POST',
+      '/tasks/search',
+      {
+        filters: [
+          {
+            op: 'or',
+            items: [
+              { field: 'title', op: 'eq', value: 'x' },
+              { field: 'project.budget', op: 'gt', value: 1 },
+            ],
+          },
+        ],
+      },
+    ],
     ['sort project.name', 'POST', '/tasks/search', { sort: [{ field: 'project.name', order: 'asc' }] }],
     ['sort project_id', 'POST', '/tasks/search', { sort: [{ field: 'project_id', order: 'asc' }] }],
-    ['filter task.project.name from comments', 'POST', '/comments/search', { filters: [{ field: 'task.project.name', op: 'eq', value: 'x' }] }],
+    [
+      'filter task.project.name from comments',
+      'POST',
+      '/comments/search',
+      { filters: [{ field: 'task.project.name', op: 'eq', value: 'x' }] },
+    ],
   ] as const)('%s → 403, no data SQL', async (_name, method, path, body) => {
     const g = await seedGraph(ctx);
-    const sent = body === undefined ? undefined : JSON.parse(JSON.stringify(body).replace('"PROJECT"', JSON.stringify(g.project.id)));
-    const { result: res, sql } = await ctx.countSql(() => ctx.call('noproject', method, path.replace('ID', g.task.id as string), sent));
+    const sent =
+      body === undefined
+        ? undefined
+        : JSON.parse(JSON.stringify(body).replace('"PROJECT"', JSON.stringify(g.project.id)));
+    const { result: res, sql } = await ctx.countSql(() =>
+      ctx.call('noproject', method, path.replace('ID', g.task.id as string), sent),
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(403);
     expect(res.body.error?.code).toBe('FORBIDDEN');
     expect(sql.map((q) => q.sql)).toEqual([]);
@@ -109,9 +139,15 @@ describeRelationApp('restricted target field projects.budget', (ctx) => {
     seen.push(...((await ctx.call('nobudget', 'POST', '/projects/search', {})).body.data as Json[]));
     seen.push((await ctx.call('nobudget', 'GET', `/tasks/${g.task.id}?include=project`)).body.data as Json);
     seen.push(...((await ctx.call('nobudget', 'GET', '/tasks/?include=project')).body.data as Json[]));
-    seen.push(...((await ctx.call('nobudget', 'POST', '/tasks/search', { include: ['project.owner'] })).body.data as Json[]));
-    seen.push(...(((await ctx.call('nobudget', 'GET', `/users/${g.user.id}?include=projects`)).body.data as Json).projects as Json[]));
-    const comment = (await ctx.call('nobudget', 'GET', `/comments/${g.comments[0]!.id}?include=task.project`)).body.data as Json;
+    seen.push(
+      ...((await ctx.call('nobudget', 'POST', '/tasks/search', { include: ['project.owner'] })).body.data as Json[]),
+    );
+    seen.push(
+      ...(((await ctx.call('nobudget', 'GET', `/users/${g.user.id}?include=projects`)).body.data as Json)
+        .projects as Json[]),
+    );
+    const comment = (await ctx.call('nobudget', 'GET', `/comments/${g.comments[0]!.id}?include=task.project`)).body
+      .data as Json;
     seen.push(comment.task as Json);
     const projects = seen.map((row) => ('project' in row ? (row.project as Json) : row));
     expect(projects).toHaveLength(8);
@@ -129,8 +165,16 @@ describeRelationApp('restricted target field projects.budget', (ctx) => {
     ['sort project.budget on tasks', '/tasks/search', { sort: [{ field: 'project.budget', order: 'desc' }] }],
     ['filter budget on projects', '/projects/search', { filters: [{ field: 'budget', op: 'isnull', value: false }] }],
     ['sort budget on projects', '/projects/search', { sort: [{ field: 'budget', order: 'asc' }] }],
-    ['filter task.project.budget on comments', '/comments/search', { filters: [{ field: 'task.project.budget', op: 'eq', value: 1000 }] }],
-    ['filter projects.budget on users', '/users/search', { filters: [{ field: 'projects.budget', op: 'eq', value: 1000 }] }],
+    [
+      'filter task.project.budget on comments',
+      '/comments/search',
+      { filters: [{ field: 'task.project.budget', op: 'eq', value: 1000 }] },
+    ],
+    [
+      'filter projects.budget on users',
+      '/users/search',
+      { filters: [{ field: 'projects.budget', op: 'eq', value: 1000 }] },
+    ],
   ] as const)('%s → 403, no data SQL', async (_name, path, body) => {
     await seedGraph(ctx);
     const { result: res, sql } = await ctx.countSql(() => ctx.call('nobudget', 'POST', path, body));

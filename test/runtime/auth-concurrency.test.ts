@@ -66,13 +66,19 @@ function send(agent: http.Agent, n: number, headers: Record<string, string>, bod
         agent,
         path: '/me',
         method: body === undefined ? 'GET' : 'POST',
-        headers: { 'x-n': String(n), ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          'x-n': String(n),
+          ...headers,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
       },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as { before: string; after: string } }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as { before: string; after: string } }),
+        );
       },
     );
     req.on('error', reject);
@@ -101,19 +107,27 @@ describe('request context isolation', () => {
 
       const mismatches: string[] = [];
       for (let n = 0; n < REQUESTS; n++) {
-        if (seen.get(n)?.beforeResolve !== 'anon|system') mismatches.push(`#${n} beforeResolve: got ${seen.get(n)?.beforeResolve}`);
+        if (seen.get(n)?.beforeResolve !== 'anon|system')
+          mismatches.push(`#${n} beforeResolve: got ${seen.get(n)?.beforeResolve}`);
       }
       responses.forEach((res, n) => {
         expect(res.status).toBe(200);
-        const stages: Record<string, string | null | undefined> = { ...seen.get(n), before: res.json.before, after: res.json.after };
+        const stages: Record<string, string | null | undefined> = {
+          ...seen.get(n),
+          before: res.json.before,
+          after: res.json.after,
+        };
         for (const stage of ['preHandler', 'before', 'after', 'handler', 'onSend']) {
-          if (stages[stage] !== expected[n]) mismatches.push(`#${n} ${stage}: expected ${expected[n]}, got ${stages[stage]}`);
+          if (stages[stage] !== expected[n])
+            mismatches.push(`#${n} ${stage}: expected ${expected[n]}, got ${stages[stage]}`);
         }
       });
       expect(mismatches).toEqual([]);
       // onResponse runs after the reply is written: wait for the last ones, then check them too.
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const late = responses.flatMap((_, n) => (seen.get(n)?.onResponse === expected[n] ? [] : [`#${n} onResponse: ${seen.get(n)?.onResponse}`]));
+      const late = responses.flatMap((_, n) =>
+        seen.get(n)?.onResponse === expected[n] ? [] : [`#${n} onResponse: ${seen.get(n)?.onResponse}`],
+      );
       expect(late).toEqual([]);
       // Keep-alive really was used: at most 20 sockets carried the 500 requests.
       expect(connections).toBeGreaterThan(0);

@@ -39,13 +39,41 @@ describe('loadPolicies: errors name the JSON path', () => {
     { name: 'roles missing', doc: {}, expected: ['$ must have required properties roles'] },
     { name: 'roles is an array', doc: { roles: [] }, expected: ['$.roles must be object'] },
     { name: 'unexpected top-level key', doc: { roles: {}, users: {} }, expected: ['$ has unexpected key(s) "users"'] },
-    { name: 'permissions not an array', doc: { roles: { viewer: { ...viewer, permissions: 'tasks:view' } } }, expected: ['$.roles.viewer.permissions must be array'] },
-    { name: 'permission not a string', doc: { roles: { viewer: { ...viewer, permissions: ['tasks:view', 7] } } }, expected: ['$.roles.viewer.permissions[1] must be string'] },
-    { name: 'permission with whitespace', doc: { roles: { viewer: { ...viewer, permissions: ['tasks:view '] } } }, expected: ['$.roles.viewer.permissions[0] must be a permission without whitespace'] },
-    { name: 'restricted_fields missing', doc: { roles: { viewer: { permissions: [] } } }, expected: ['$.roles.viewer must have required properties restricted_fields'] },
-    { name: 'restriction without a namespace', doc: { roles: { viewer: { ...viewer, restricted_fields: ['assignee_email'] } } }, expected: ['$.roles.viewer.restricted_fields[0] must look like "<table>.<field>"'] },
-    { name: 'unexpected role key', doc: { roles: { viewer: { ...viewer, inherits: 'admin' } } }, expected: ['$.roles.viewer has unexpected key(s) "inherits"'] },
-    { name: 'odd role names are quoted', doc: { roles: { 'team-lead': { ...viewer, permissions: [1] } } }, expected: ['$.roles["team-lead"].permissions[0] must be string'] },
+    {
+      name: 'permissions not an array',
+      doc: { roles: { viewer: { ...viewer, permissions: 'tasks:view' } } },
+      expected: ['$.roles.viewer.permissions must be array'],
+    },
+    {
+      name: 'permission not a string',
+      doc: { roles: { viewer: { ...viewer, permissions: ['tasks:view', 7] } } },
+      expected: ['$.roles.viewer.permissions[1] must be string'],
+    },
+    {
+      name: 'permission with whitespace',
+      doc: { roles: { viewer: { ...viewer, permissions: ['tasks:view '] } } },
+      expected: ['$.roles.viewer.permissions[0] must be a permission without whitespace'],
+    },
+    {
+      name: 'restricted_fields missing',
+      doc: { roles: { viewer: { permissions: [] } } },
+      expected: ['$.roles.viewer must have required properties restricted_fields'],
+    },
+    {
+      name: 'restriction without a namespace',
+      doc: { roles: { viewer: { ...viewer, restricted_fields: ['assignee_email'] } } },
+      expected: ['$.roles.viewer.restricted_fields[0] must look like "<table>.<field>"'],
+    },
+    {
+      name: 'unexpected role key',
+      doc: { roles: { viewer: { ...viewer, inherits: 'admin' } } },
+      expected: ['$.roles.viewer has unexpected key(s) "inherits"'],
+    },
+    {
+      name: 'odd role names are quoted',
+      doc: { roles: { 'team-lead': { ...viewer, permissions: [1] } } },
+      expected: ['$.roles["team-lead"].permissions[0] must be string'],
+    },
   ])('$name', ({ doc, expected }) => {
     let error: unknown;
     try {
@@ -58,9 +86,17 @@ describe('loadPolicies: errors name the JSON path', () => {
   });
 
   it.each([
-    { name: 'missing file', setup: () => join(dir, 'nope.json'), expected: /Cannot read the policies file .*nope\.json \(ENOENT\)/ },
+    {
+      name: 'missing file',
+      setup: () => join(dir, 'nope.json'),
+      expected: /Cannot read the policies file .*nope\.json \(ENOENT\)/,
+    },
     { name: 'invalid JSON', setup: () => file('bad.json', '{ "roles": { '), expected: /bad\.json is not valid JSON/ },
-    { name: 'invalid shape names the file', setup: () => file('shape.json', '{ "roles": { "a": {} } }'), expected: /shape\.json: \$\.roles\.a must have required properties/ },
+    {
+      name: 'invalid shape names the file',
+      setup: () => file('shape.json', '{ "roles": { "a": {} } }'),
+      expected: /shape\.json: \$\.roles\.a must have required properties/,
+    },
   ])('$name', ({ setup, expected }) => {
     expect(() => loadPolicies(setup())).toThrow(expected);
   });

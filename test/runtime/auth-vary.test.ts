@@ -153,7 +153,12 @@ describe('Vary on Core routes', () => {
   });
 
   it('a body the parser refuses (415, before the guard) still varies for a restricted caller', async () => {
-    const res = await app.inject({ method: 'POST', url: '/body', headers: { ...callers.viewer, 'content-type': 'text/plain' }, payload: 'x' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/body',
+      headers: { ...callers.viewer, 'content-type': 'text/plain' },
+      payload: 'x',
+    });
     expect(res.statusCode).toBe(415);
     expect(res.json()).toMatchObject({ success: false, error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
     expect(res.headers['vary']).toBe(CREDENTIAL_VARY);

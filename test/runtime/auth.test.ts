@@ -38,7 +38,12 @@ describe('permissions: wildcards, exact matching, union, unknown roles, anonymou
     { name: '* grants anything', roles: ['admin'], action: 'reports:export', status: 200 },
     { name: '<table>:* grants that table', roles: ['editor'], action: 'tasks:delete', status: 200 },
     { name: '<table>:* does not grant another table', roles: ['editor'], action: 'projects:delete', status: 403 },
-    { name: '<table>:* does not grant a table sharing the prefix', roles: ['editor'], action: 'tasksx:view', status: 403 },
+    {
+      name: '<table>:* does not grant a table sharing the prefix',
+      roles: ['editor'],
+      action: 'tasksx:view',
+      status: 403,
+    },
     { name: '<table>:* does not grant the bare table name', roles: ['editor'], action: 'tasks', status: 403 },
     { name: 'exact match', roles: ['viewer'], action: 'tasks:view', status: 200 },
     { name: 'other action of the same table', roles: ['viewer'], action: 'tasks:delete', status: 403 },
@@ -46,7 +51,12 @@ describe('permissions: wildcards, exact matching, union, unknown roles, anonymou
     { name: 'no case folding: "Tasks:view" ≠ "tasks:view"', roles: ['shouty'], action: 'tasks:view', status: 403 },
     { name: 'no case folding, exact case matches', roles: ['shouty'], action: 'Tasks:view', status: 200 },
     { name: 'union: second role adds tasks:*', roles: ['viewer', 'editor'], action: 'tasks:delete', status: 200 },
-    { name: 'union: second role adds projects:view', roles: ['viewer', 'editor'], action: 'projects:view', status: 200 },
+    {
+      name: 'union: second role adds projects:view',
+      roles: ['viewer', 'editor'],
+      action: 'projects:view',
+      status: 200,
+    },
     { name: 'unknown role grants nothing', roles: ['ghost'], action: 'tasks:view', status: 403 },
     { name: 'unknown role beside a known one', roles: ['viewer', 'ghost'], action: 'tasks:view', status: 200 },
     { name: 'a token without roles grants nothing', roles: [], action: 'tasks:listview', status: 403 },
@@ -64,16 +74,36 @@ describe('permissions: wildcards, exact matching, union, unknown roles, anonymou
 describe('context: union of permissions, intersection of restrictions', () => {
   const everyRestriction = ['tasks.assignee_email', 'tasks.budget', 'tasks.notes'];
   it.each([
-    { name: 'one role', roles: ['viewer'], permissions: ['tasks:listview', 'tasks:view'], restricted: ['tasks.assignee_email', 'tasks.budget'] },
+    {
+      name: 'one role',
+      roles: ['viewer'],
+      permissions: ['tasks:listview', 'tasks:view'],
+      restricted: ['tasks.assignee_email', 'tasks.budget'],
+    },
     {
       name: 'two roles: union / intersection',
       roles: ['viewer', 'editor'],
       permissions: ['projects:view', 'tasks:*', 'tasks:listview', 'tasks:view'],
       restricted: ['tasks.budget'],
     },
-    { name: 'an unrestricted role lifts every restriction', roles: ['admin', 'viewer'], permissions: ['*', 'tasks:listview', 'tasks:view'], restricted: [] },
-    { name: 'an unknown role does not relax restrictions', roles: ['viewer', 'ghost'], permissions: ['tasks:listview', 'tasks:view'], restricted: ['tasks.assignee_email', 'tasks.budget'] },
-    { name: 'only unknown roles: nothing granted, every restriction', roles: ['ghost'], permissions: [], restricted: everyRestriction },
+    {
+      name: 'an unrestricted role lifts every restriction',
+      roles: ['admin', 'viewer'],
+      permissions: ['*', 'tasks:listview', 'tasks:view'],
+      restricted: [],
+    },
+    {
+      name: 'an unknown role does not relax restrictions',
+      roles: ['viewer', 'ghost'],
+      permissions: ['tasks:listview', 'tasks:view'],
+      restricted: ['tasks.assignee_email', 'tasks.budget'],
+    },
+    {
+      name: 'only unknown roles: nothing granted, every restriction',
+      roles: ['ghost'],
+      permissions: [],
+      restricted: everyRestriction,
+    },
     { name: 'no roles: nothing granted, every restriction', roles: [], permissions: [], restricted: everyRestriction },
   ])('$name', async ({ roles, permissions, restricted }) => {
     const me = await whoami(bearer(tokenFor(...roles)));
@@ -112,10 +142,26 @@ describe('credentials: where the token comes from', () => {
     { name: 'Authorization: Bearer', headers: { authorization: `Bearer ${viewer}` }, sub: 'u1' },
     { name: 'scheme is case-insensitive', headers: { authorization: `bearer   ${viewer}` }, sub: 'u1' },
     { name: 'access_token cookie', headers: { cookie: `access_token=${viewer}` }, sub: 'u1' },
-    { name: 'cookie among others, spaces and quotes', headers: { cookie: `theme=dark;  access_token = "${viewer}" ; lang=en` }, sub: 'u1' },
-    { name: 'header wins over cookie', headers: { authorization: `Bearer ${viewer}`, cookie: `access_token=${admin}` }, sub: 'u1' },
-    { name: 'another scheme is ignored, cookie used', headers: { authorization: 'Basic dTpw', cookie: `access_token=${admin}` }, sub: 'u2' },
-    { name: 'similar cookie names are not it', headers: { cookie: `xaccess_token=${admin}; access_tokens=${admin}` }, sub: null },
+    {
+      name: 'cookie among others, spaces and quotes',
+      headers: { cookie: `theme=dark;  access_token = "${viewer}" ; lang=en` },
+      sub: 'u1',
+    },
+    {
+      name: 'header wins over cookie',
+      headers: { authorization: `Bearer ${viewer}`, cookie: `access_token=${admin}` },
+      sub: 'u1',
+    },
+    {
+      name: 'another scheme is ignored, cookie used',
+      headers: { authorization: 'Basic dTpw', cookie: `access_token=${admin}` },
+      sub: 'u2',
+    },
+    {
+      name: 'similar cookie names are not it',
+      headers: { cookie: `xaccess_token=${admin}; access_tokens=${admin}` },
+      sub: null,
+    },
     { name: 'empty cookie (after logout) is no credential', headers: { cookie: 'access_token=' }, sub: null },
     { name: 'another scheme alone is no credential', headers: { authorization: 'Basic dTpw' }, sub: null },
   ])('$name', async ({ headers, sub }) => {
@@ -131,18 +177,46 @@ describe('rejected credentials: plain routes run as anonymous, guarded routes an
   const [goodHeader, goodPayload, goodSignature] = good.split('.');
   const forgedPayload = Buffer.from(JSON.stringify({ sub: 'u1', roles: ['admin'] })).toString('base64url');
   it.each([
-    { name: 'alg none, no signature', token: craftToken({ sub: 'x', roles: ['admin'] }, { alg: 'none' }), reason: 'invalid_signature' },
+    {
+      name: 'alg none, no signature',
+      token: craftToken({ sub: 'x', roles: ['admin'] }, { alg: 'none' }),
+      reason: 'invalid_signature',
+    },
     {
       name: 'alg none with a signature',
       token: craftToken({ sub: 'x', roles: ['admin'] }, { alg: 'none' }) + goodSignature,
       reason: 'invalid_algorithm',
     },
-    { name: 'HS512 with the right secret', token: craftToken({ sub: 'x', roles: ['admin'] }, { alg: 'HS512' }), reason: 'invalid_algorithm' },
-    { name: 'HS256 with a wrong secret', token: craftToken({ sub: 'x', roles: ['admin'] }, { secret: 'another-secret-of-enough-length-000000' }), reason: 'invalid_signature' },
-    { name: 'payload swapped under a valid signature', token: `${goodHeader}.${forgedPayload}.${goodSignature}`, reason: 'invalid_signature' },
-    { name: 'expired', token: craftToken({ sub: 'x', roles: ['admin'], exp: inSeconds(-10) }), reason: 'token_expired' },
-    { name: 'not valid yet (nbf)', token: craftToken({ sub: 'x', roles: ['admin'], nbf: inSeconds(600) }), reason: 'token_not_yet_valid' },
-    { name: 'exp of the wrong type', token: craftToken({ sub: 'x', roles: ['admin'], exp: 'tomorrow' }), reason: 'invalid_claims' },
+    {
+      name: 'HS512 with the right secret',
+      token: craftToken({ sub: 'x', roles: ['admin'] }, { alg: 'HS512' }),
+      reason: 'invalid_algorithm',
+    },
+    {
+      name: 'HS256 with a wrong secret',
+      token: craftToken({ sub: 'x', roles: ['admin'] }, { secret: 'another-secret-of-enough-length-000000' }),
+      reason: 'invalid_signature',
+    },
+    {
+      name: 'payload swapped under a valid signature',
+      token: `${goodHeader}.${forgedPayload}.${goodSignature}`,
+      reason: 'invalid_signature',
+    },
+    {
+      name: 'expired',
+      token: craftToken({ sub: 'x', roles: ['admin'], exp: inSeconds(-10) }),
+      reason: 'token_expired',
+    },
+    {
+      name: 'not valid yet (nbf)',
+      token: craftToken({ sub: 'x', roles: ['admin'], nbf: inSeconds(600) }),
+      reason: 'token_not_yet_valid',
+    },
+    {
+      name: 'exp of the wrong type',
+      token: craftToken({ sub: 'x', roles: ['admin'], exp: 'tomorrow' }),
+      reason: 'invalid_claims',
+    },
     { name: 'garbage', token: 'not-a-token', reason: 'malformed' },
     { name: 'two segments', token: `${goodHeader}.${goodPayload}`, reason: 'malformed' },
     { name: 'empty bearer', token: '', reason: 'malformed' },
@@ -234,7 +308,9 @@ describe('verified-token cache', () => {
 
   it('does not cache rejected tokens', () => {
     const resolver = new JwtContextResolver({ secret: SECRET, policies: POLICIES });
-    expect(() => resolver.resolveToken(craftToken({ roles: ['admin'] }, { alg: 'HS512' }))).toThrow(UnauthenticatedError);
+    expect(() => resolver.resolveToken(craftToken({ roles: ['admin'] }, { alg: 'HS512' }))).toThrow(
+      UnauthenticatedError,
+    );
     expect(resolver.cachedTokenCount).toBe(0);
   });
 });
@@ -247,8 +323,14 @@ describe('replaceable resolver', () => {
       if (key === undefined) return null;
       await new Promise((resolve) => setTimeout(resolve, 1));
       if (key === 'boom') throw new Error('session store unreachable');
-      if (key !== 'k-123') throw new UnauthenticatedError('Unknown API key.', [{ message: 'Unknown API key.', reason: 'unknown_key' }]);
-      return { sub: 'svc', roles: ['service'], permissions: new Set(['tasks:view']), restrictedFields: new Set(['tasks.notes']) };
+      if (key !== 'k-123')
+        throw new UnauthenticatedError('Unknown API key.', [{ message: 'Unknown API key.', reason: 'unknown_key' }]);
+      return {
+        sub: 'svc',
+        roles: ['service'],
+        permissions: new Set(['tasks:view']),
+        restrictedFields: new Set(['tasks.notes']),
+      };
     }
     override anonymousContext(): CoreContext {
       return { sub: null, roles: ['anonymous'], permissions: new Set(), restrictedFields: new Set() };
@@ -292,12 +374,16 @@ describe('replaceable resolver', () => {
 
 describe('registration', () => {
   it('without resolver, secret or policies the plugin refuses to load, saying what it needs', async () => {
-    await expect(buildApp({ secret: SECRET })).rejects.toThrow(/needs either \{ resolver \} or both \{ secret, policies \}/);
+    await expect(buildApp({ secret: SECRET })).rejects.toThrow(
+      /needs either \{ resolver \} or both \{ secret, policies \}/,
+    );
   });
 
   it('assertPermission without the plugin is a configuration error, never a pass', async () => {
     const bare = Fastify();
-    bare.get('/x', { preHandler: async (request) => assertPermission(request, 'tasks:view') }, async () => ({ ok: true }));
+    bare.get('/x', { preHandler: async (request) => assertPermission(request, 'tasks:view') }, async () => ({
+      ok: true,
+    }));
     try {
       const res = await bare.inject({ url: '/x' });
       expect(res.statusCode).toBe(500);

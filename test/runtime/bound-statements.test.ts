@@ -29,15 +29,26 @@ describeEachDatabase('MikroORM statements are bound', { entities: fixtureEntitie
   it('a flush inserts, updates and deletes with placeholders; the values travel beside the SQL and come back intact', async () => {
     let id = '';
     const writes = await statements(async () => {
-      await UnitOfWork.run(async (uow) => {
-        const task = uow.em.create(Task, { title: AWKWARD, description: `${AWKWARD}!`, points: 7, due_at: new Date('2026-01-31T09:30:00.123Z') } as never);
-        await uow.em.flush();
-        id = (task as unknown as { id: string }).id;
-        (task as unknown as { title: string }).title = `${AWKWARD}?`;
-      }, { db: suite.db });
-      await UnitOfWork.run(async (uow) => {
-        uow.em.remove(uow.em.getReference(Task, id as never));
-      }, { db: suite.db });
+      await UnitOfWork.run(
+        async (uow) => {
+          const task = uow.em.create(Task, {
+            title: AWKWARD,
+            description: `${AWKWARD}!`,
+            points: 7,
+            due_at: new Date('2026-01-31T09:30:00.123Z'),
+          } as never);
+          await uow.em.flush();
+          id = (task as unknown as { id: string }).id;
+          (task as unknown as { title: string }).title = `${AWKWARD}?`;
+        },
+        { db: suite.db },
+      );
+      await UnitOfWork.run(
+        async (uow) => {
+          uow.em.remove(uow.em.getReference(Task, id as never));
+        },
+        { db: suite.db },
+      );
     });
     const kinds = writes.map((q) => q.sql.trim().split(/\s/)[0]!.toLowerCase()).filter((k) => k !== 'select');
     expect(kinds).toEqual(['insert', 'update', 'delete']);
@@ -53,19 +64,30 @@ describeEachDatabase('MikroORM statements are bound', { entities: fixtureEntitie
     await em().execute('delete from tasks');
     const first = await suite.db.orm.em.fork().getConnection().execute('select 1 as one');
     expect(first).toHaveLength(1);
-    await UnitOfWork.run(async (uow) => {
-      for (const title of [AWKWARD, 'b', 'c']) uow.em.create(Task, { title } as never);
-    }, { db: suite.db });
-    const byTitle = new Map((await em().find(Task, {})).map((t) => [(t as unknown as { title: string }).title, (t as unknown as { id: string }).id]));
+    await UnitOfWork.run(
+      async (uow) => {
+        for (const title of [AWKWARD, 'b', 'c']) uow.em.create(Task, { title } as never);
+      },
+      { db: suite.db },
+    );
+    const byTitle = new Map(
+      (await em().find(Task, {})).map((t) => [
+        (t as unknown as { title: string }).title,
+        (t as unknown as { id: string }).id,
+      ]),
+    );
     const ids = [AWKWARD, 'b', 'c'].map((title) => byTitle.get(title)!);
 
-    const rows = await em().execute<{ title: string }[]>('select title from ?? where id in (?) order by title', ['tasks', [ids[0], ids[2]]]);
+    const rows = await em().execute<{ title: string }[]>('select title from ?? where id in (?) order by title', [
+      'tasks',
+      [ids[0], ids[2]],
+    ]);
     expect(rows.map((r) => r.title).sort()).toEqual([AWKWARD, 'c'].sort());
 
-    const fragment = await em().execute<{ n: number | string }[]>('select count(*) as n from tasks where title = ? or title = ?', [
-      raw('lower(?)', ['B']),
-      AWKWARD,
-    ]);
+    const fragment = await em().execute<{ n: number | string }[]>(
+      'select count(*) as n from tasks where title = ? or title = ?',
+      [raw('lower(?)', ['B']), AWKWARD],
+    );
     expect(Number(fragment[0]!.n)).toBe(2);
 
     const echoed = await em().execute<{ j: string; s: string }[]>('select ? as j, ? as s', [{ a: AWKWARD }, AWKWARD]);

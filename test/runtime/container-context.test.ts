@@ -29,12 +29,17 @@ afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
 });
 
-const bearer = (sub: string, role: string) => ({ authorization: `Bearer ${signToken({ sub, roles: [role] }, SECRET)}` });
+const bearer = (sub: string, role: string) => ({
+  authorization: `Bearer ${signToken({ sub, roles: [role] }, SECRET)}`,
+});
 
 class RequestState {}
 
 /** What a hook or handler sees: the caller's `sub` (or `system`) and the active scope's id. */
-const seen = () => ({ sub: getContext() === SYSTEM_CONTEXT ? 'system' : (getContext().sub ?? 'anonymous'), scope: currentScope()?.id ?? null });
+const seen = () => ({
+  sub: getContext() === SYSTEM_CONTEXT ? 'system' : (getContext().sub ?? 'anonymous'),
+  scope: currentScope()?.id ?? null,
+});
 
 async function appWith(order: 'scope first' | 'context first', container = new Container().scoped(RequestState)) {
   const app = Fastify();
@@ -58,24 +63,33 @@ async function appWith(order: 'scope first' | 'context first', container = new C
 }
 
 describe('one request store, two values', () => {
-  it.each(['scope first', 'context first'] as const)('%s: the handler sees its own context and scope, and one AsyncLocalStorage run per request', async (order) => {
-    const { app } = await appWith(order);
-    app.get('/both', async (request) => ({ ...seen(), diScope: request.diScope.id }));
-    await app.ready();
-    const run = vi.spyOn(AsyncLocalStorage.prototype, 'run');
-    const enterWith = vi.spyOn(AsyncLocalStorage.prototype, 'enterWith');
-    const res = await app.inject({ url: '/both', headers: bearer('ann', 'viewer') });
-    const body = res.json<{ sub: string; scope: number; diScope: number }>();
-    expect(body.sub).toBe('ann');
-    expect(body.scope).toBe(body.diScope);
-    expect(run).toHaveBeenCalledTimes(1);
-    expect(enterWith).not.toHaveBeenCalled();
-  });
+  it.each(['scope first', 'context first'] as const)(
+    '%s: the handler sees its own context and scope, and one AsyncLocalStorage run per request',
+    async (order) => {
+      const { app } = await appWith(order);
+      app.get('/both', async (request) => ({ ...seen(), diScope: request.diScope.id }));
+      await app.ready();
+      const run = vi.spyOn(AsyncLocalStorage.prototype, 'run');
+      const enterWith = vi.spyOn(AsyncLocalStorage.prototype, 'enterWith');
+      const res = await app.inject({ url: '/both', headers: bearer('ann', 'viewer') });
+      const body = res.json<{ sub: string; scope: number; diScope: number }>();
+      expect(body.sub).toBe('ann');
+      expect(body.scope).toBe(body.diScope);
+      expect(run).toHaveBeenCalledTimes(1);
+      expect(enterWith).not.toHaveBeenCalled();
+    },
+  );
 
   it('a hook between the two plugins sees the scope but no caller context yet', async () => {
     const { app } = await appWith('scope first');
-    app.get('/between', async (request) => ({ between: (request as unknown as { between: unknown }).between, diScope: request.diScope.id }));
-    const body = (await app.inject({ url: '/between', headers: bearer('ann', 'viewer') })).json<{ between: { sub: string; scope: number }; diScope: number }>();
+    app.get('/between', async (request) => ({
+      between: (request as unknown as { between: unknown }).between,
+      diScope: request.diScope.id,
+    }));
+    const body = (await app.inject({ url: '/between', headers: bearer('ann', 'viewer') })).json<{
+      between: { sub: string; scope: number };
+      diScope: number;
+    }>();
     expect(body.between).toEqual({ sub: 'system', scope: body.diScope });
   });
 
@@ -87,7 +101,11 @@ describe('one request store, two values', () => {
     app.addHook('onRequest', (_request, _reply, done) => runWithContext(job, () => done()));
     await app.register(coreContextPlugin, { secret: SECRET, policies: POLICIES });
     app.get('/moved', async (request) => ({ ...seen(), diScope: request.diScope.id }));
-    const body = (await app.inject({ url: '/moved', headers: bearer('ann', 'viewer') })).json<{ sub: string; scope: number; diScope: number }>();
+    const body = (await app.inject({ url: '/moved', headers: bearer('ann', 'viewer') })).json<{
+      sub: string;
+      scope: number;
+      diScope: number;
+    }>();
     expect(body).toEqual({ sub: 'ann', scope: body.diScope, diScope: body.diScope });
   });
 
@@ -118,7 +136,12 @@ describe('one request store, two values', () => {
       const inner = (await app.inject({ url: '/inner', headers: bearer('bob', 'viewer') })).json();
       return { before, inner, after: seen() };
     });
-    const outside: CoreContext = { sub: 'script', roles: ['script'], permissions: new Set(['*']), restrictedFields: new Set() };
+    const outside: CoreContext = {
+      sub: 'script',
+      roles: ['script'],
+      permissions: new Set(['*']),
+      restrictedFields: new Set(),
+    };
     const body = await runWithContext(outside, async () => {
       const res = await app.inject({ url: '/outer', headers: bearer('ann', 'admin') });
       expect(getContext()).toBe(outside);
@@ -147,7 +170,10 @@ describe('request scope disposal', () => {
       queueMicrotask(() => events.push(MICROTASK));
       done();
     });
-    await app.register(ScopedDependencyMiddleware, { container, onScopeDisposed: () => void events.push('onScopeDisposed') });
+    await app.register(ScopedDependencyMiddleware, {
+      container,
+      onScopeDisposed: () => void events.push('onScopeDisposed'),
+    });
     app.addHook('onResponse', (_request, _reply, done) => {
       events.push('a later onResponse hook');
       done();
@@ -158,7 +184,11 @@ describe('request scope disposal', () => {
 
   it.each([
     ['nothing disposable', () => ({}), ['onScopeDisposed', 'a later onResponse hook', MICROTASK]],
-    ['a synchronous disposer', (events: string[]) => ({ dispose: () => void events.push('disposed') }), ['disposed', 'onScopeDisposed', 'a later onResponse hook', MICROTASK]],
+    [
+      'a synchronous disposer',
+      (events: string[]) => ({ dispose: () => void events.push('disposed') }),
+      ['disposed', 'onScopeDisposed', 'a later onResponse hook', MICROTASK],
+    ],
   ])('%s: disposed synchronously in onResponse, with no promise in between', async (_name, make, expected) => {
     const { app, events } = await disposalApp(make);
     expect((await app.inject('/')).statusCode).toBe(200);

@@ -1,7 +1,14 @@
 import net from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Container, Inject, ScopedDependencyMiddleware, currentScope, type Scope, type ScopedDependencyOptions } from '@core/runtime';
+import {
+  Container,
+  Inject,
+  ScopedDependencyMiddleware,
+  currentScope,
+  type Scope,
+  type ScopedDependencyOptions,
+} from '@core/runtime';
 
 /** Fresh service classes per app, so counters never leak between tests. */
 function services() {
@@ -26,7 +33,9 @@ afterEach(async () => {
 });
 
 /** An app with the middleware, counting scopes through the options' callbacks. */
-async function harness(options: Omit<ScopedDependencyOptions, 'container' | 'onScopeCreated' | 'onScopeDisposed'> = {}) {
+async function harness(
+  options: Omit<ScopedDependencyOptions, 'container' | 'onScopeCreated' | 'onScopeDisposed'> = {},
+) {
   const { RequestState, TaskService } = services();
   const container = new Container().scoped(RequestState).scoped(TaskService);
   const created: Scope[] = [];
@@ -43,7 +52,10 @@ async function harness(options: Omit<ScopedDependencyOptions, 'container' | 'onS
     onScopeDisposed: (scope) => void disposed.push(scope),
   });
   const states = new Set<InstanceType<typeof RequestState>>();
-  const remember = <T extends InstanceType<typeof RequestState>>(state: T): T => (states.add(state), state);
+  const remember = <T extends InstanceType<typeof RequestState>>(state: T): T => {
+    states.add(state);
+    return state;
+  };
   return { app, container, created, disposed, states, remember, RequestState, TaskService };
 }
 
@@ -126,7 +138,9 @@ describe('ScopedDependencyMiddleware over fastify.inject', () => {
   it.each(badOptions)('rejects a wrong %s option when the app loads', async (_, options, message) => {
     const app = Fastify();
     apps.push(app);
-    await expect(app.register(ScopedDependencyMiddleware, options as ScopedDependencyOptions).ready()).rejects.toThrow(message);
+    await expect(app.register(ScopedDependencyMiddleware, options as ScopedDependencyOptions).ready()).rejects.toThrow(
+      message,
+    );
   });
 
   it('refuses to be registered twice', async () => {
@@ -248,7 +262,8 @@ describe('ScopedDependencyMiddleware over real sockets', () => {
     h.app.get('/id', async (request) => ({ scope: request.diScope.id, state: Inject(h.RequestState).id }));
     const port = await listen(h.app);
     const ids: Array<{ scope: number; state: number }> = [];
-    for (let i = 0; i < 5; i++) ids.push((await (await fetch(`http://127.0.0.1:${port}/id`)).json()) as { scope: number; state: number });
+    for (let i = 0; i < 5; i++)
+      ids.push((await (await fetch(`http://127.0.0.1:${port}/id`)).json()) as { scope: number; state: number });
     expect(new Set(ids.map((id) => id.scope)).size).toBe(5);
     expect(new Set(ids.map((id) => id.state)).size).toBe(5);
     await vi.waitFor(() => expect(h.disposed).toHaveLength(5));

@@ -4,7 +4,7 @@ import {
   Container,
   CycleError,
   Inject,
-  Lifetime,
+  type Lifetime,
   MissingRegistrationError,
   RegistrationError,
   ScopeDisposedError,
@@ -33,17 +33,57 @@ function thrown(fn: () => unknown): Error {
 describe('registration is checked when it is made', () => {
   class Service {}
   const cases: Array<[string, (c: Container) => unknown, RegExp]> = [
-    ['number token', (c) => c.register(42 as never, { useValue: 1 }), /token must be a class, a non-empty string or a symbol; received number 42/],
+    [
+      'number token',
+      (c) => c.register(42 as never, { useValue: 1 }),
+      /token must be a class, a non-empty string or a symbol; received number 42/,
+    ],
     ['empty string token', (c) => c.register('', { useValue: 1 }), /received the string ""/],
-    ['options not an object', (c) => c.register(Service, 'scoped' as never), /options for Service must be an object.*received the string "scoped"/],
-    ['unknown option (typo)', (c) => c.register(Service, { lifetime: 'scoped', useclass: Service } as never), /Unknown option "useclass" for Service/],
-    ['unknown lifetime', (c) => c.register(Service, { lifetime: 'request' } as never), /Unknown lifetime the string "request" for Service; use one of 'singleton', 'scoped', 'transient'/],
-    ['two sources', (c) => c.register(Service, { useClass: Service, useValue: new Service() } as never), /Service has useClass and useValue; give exactly one/],
-    ['scoped value', (c) => c.register('config', { useValue: {}, lifetime: 'scoped' } as never), /"config" uses useValue with lifetime 'scoped'/],
-    ['factory not a function', (c) => c.register('config', { useFactory: 3 } as never), /useFactory for "config" must be a function; received number 3/],
-    ['useClass not a class', (c) => c.register(Service, { useClass: 'Service' } as never), /useClass for Service must be a class/],
-    ['string token without provider', (c) => c.register('config' as never), /"config" is not a class, so it needs a provider/],
-    ['short form with another lifetime', (c) => c.scoped(Service, { useClass: Service, lifetime: 'singleton' } as never), /scoped\(Service\) was given lifetime singleton/],
+    [
+      'options not an object',
+      (c) => c.register(Service, 'scoped' as never),
+      /options for Service must be an object.*received the string "scoped"/,
+    ],
+    [
+      'unknown option (typo)',
+      (c) => c.register(Service, { lifetime: 'scoped', useclass: Service } as never),
+      /Unknown option "useclass" for Service/,
+    ],
+    [
+      'unknown lifetime',
+      (c) => c.register(Service, { lifetime: 'request' } as never),
+      /Unknown lifetime the string "request" for Service; use one of 'singleton', 'scoped', 'transient'/,
+    ],
+    [
+      'two sources',
+      (c) => c.register(Service, { useClass: Service, useValue: new Service() } as never),
+      /Service has useClass and useValue; give exactly one/,
+    ],
+    [
+      'scoped value',
+      (c) => c.register('config', { useValue: {}, lifetime: 'scoped' } as never),
+      /"config" uses useValue with lifetime 'scoped'/,
+    ],
+    [
+      'factory not a function',
+      (c) => c.register('config', { useFactory: 3 } as never),
+      /useFactory for "config" must be a function; received number 3/,
+    ],
+    [
+      'useClass not a class',
+      (c) => c.register(Service, { useClass: 'Service' } as never),
+      /useClass for Service must be a class/,
+    ],
+    [
+      'string token without provider',
+      (c) => c.register('config' as never),
+      /"config" is not a class, so it needs a provider/,
+    ],
+    [
+      'short form with another lifetime',
+      (c) => c.scoped(Service, { useClass: Service, lifetime: 'singleton' } as never),
+      /scoped\(Service\) was given lifetime singleton/,
+    ],
   ];
   it.each(cases)('%s', (_, register, message) => {
     const error = thrown(() => register(new Container()));
@@ -107,7 +147,10 @@ describe('lifetimes', () => {
     const c = new Container()
       .singleton(Clock, { useClass: FixedClock })
       .register('port', { useValue: 8000 })
-      .register(GREETING, { lifetime: 'transient', useFactory: (r) => ({ text: `t=${r.resolve(Clock).now()} port=${Inject<number>('port')}` }) });
+      .register(GREETING, {
+        lifetime: 'transient',
+        useFactory: (r) => ({ text: `t=${r.resolve(Clock).now()} port=${Inject<number>('port')}` }),
+      });
     expect(c.resolve(Clock)).toBeInstanceOf(FixedClock);
     expect(c.resolve<number>('port')).toBe(8000);
     const greeting = c.resolve(GREETING);
@@ -150,7 +193,10 @@ describe('Inject', () => {
   });
 
   it('outside any scope resolves singletons and transients, and refuses scoped ones by name', () => {
-    const c = new Container().singleton(Repository).transient('id', { useFactory: () => Math.random() }).scoped(Service);
+    const c = new Container()
+      .singleton(Repository)
+      .transient('id', { useFactory: () => Math.random() })
+      .scoped(Service);
     expect(currentScope()).toBeUndefined();
     expect(c.resolve(Repository)).toBe(c.resolve(Repository));
     expect(typeof c.resolve('id')).toBe('number');
@@ -190,7 +236,9 @@ describe('resolution errors name the classes', () => {
   it('missing registration shows the resolution path', () => {
     const error = thrown(() => new Container().transient(A).transient(B).resolve(A)) as MissingRegistrationError;
     expect(error).toBeInstanceOf(MissingRegistrationError);
-    expect(error.message).toMatch(/^No registration for C \(resolving A → B → C\)\. Register it first, e\.g\. container\.register\(C/);
+    expect(error.message).toMatch(
+      /^No registration for C \(resolving A → B → C\)\. Register it first, e\.g\. container\.register\(C/,
+    );
     expect(error.path).toEqual(['A', 'B', 'C']);
   });
 
@@ -220,7 +268,11 @@ describe('resolution errors name the classes', () => {
 
   const captive: Array<[string, (c: Container) => void, RegExp]> = [
     ['singleton → scoped', (c) => c.singleton(A).scoped(B).transient(C), /^Singleton A cannot depend on scoped B:/],
-    ['singleton → transient → scoped', (c) => c.singleton(A).transient(B).scoped(C), /^Singleton A cannot depend on scoped C \(resolving A → B → C\)/],
+    [
+      'singleton → transient → scoped',
+      (c) => c.singleton(A).transient(B).scoped(C),
+      /^Singleton A cannot depend on scoped C \(resolving A → B → C\)/,
+    ],
   ];
   it.each(captive)('a singleton may not capture a scoped service: %s', (_, wire, message) => {
     const c = new Container();
@@ -307,12 +359,17 @@ describe('scope disposal', () => {
   it('a disposed scope refuses scoped and transient resolutions but still hands out singletons', async () => {
     class Scoped {}
     class Shared {}
-    const c = new Container().scoped(Scoped).singleton(Shared).transient('t', { useFactory: () => ({}) });
+    const c = new Container()
+      .scoped(Scoped)
+      .singleton(Shared)
+      .transient('t', { useFactory: () => ({}) });
     const scope = c.createScope();
     scope.resolve(Scoped);
     await scope.dispose();
     expect(scope.disposed).toBe(true);
-    expect(thrown(() => scope.resolve(Scoped)).message).toMatch(/^Cannot resolve Scoped: its scope was already disposed/);
+    expect(thrown(() => scope.resolve(Scoped)).message).toMatch(
+      /^Cannot resolve Scoped: its scope was already disposed/,
+    );
     expect(() => scope.resolve('t')).toThrow(ScopeDisposedError);
     expect(scope.resolve(Shared)).toBe(c.resolve(Shared));
   });

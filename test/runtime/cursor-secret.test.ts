@@ -6,7 +6,8 @@
  * development the database refuses to open without one, as the settings do.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DatabaseManager, SettingsError, type Logger } from '@core/runtime';
+import { SettingsError, type Logger } from '@core/runtime';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
 
 const SECRET = 's'.repeat(40);
 

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Base, DatabaseManager, parseDatabaseUrl, UnitOfWork, type Database } from '@core/runtime';
+import { Base, UnitOfWork, type Database } from '@core/runtime';
+import { DatabaseManager, parseDatabaseUrl } from '../../runtime/src/db/database.js';
 import { fixtureEntities, Task } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase, describePerDatabase, pgAdminRows } from '../helpers/databases.js';
 
@@ -13,25 +14,39 @@ describe('parseDatabaseUrl', () => {
     ['sqlite:dev.db', { dialect: 'sqlite', dbName: 'dev.db' }],
     ['sqlite:///var/data/app.db', { dialect: 'sqlite', dbName: '/var/data/app.db' }],
     ['sqlite::memory:', { dialect: 'sqlite', dbName: ':memory:' }],
-    ['postgresql://u:p@db:5432/app', { dialect: 'postgresql', clientUrl: 'postgresql://u:p@db:5432/app', preparedStatements: true }],
+    [
+      'postgresql://u:p@db:5432/app',
+      { dialect: 'postgresql', clientUrl: 'postgresql://u:p@db:5432/app', preparedStatements: true },
+    ],
     ['postgres://u@db/app', { dialect: 'postgresql', clientUrl: 'postgres://u@db/app', preparedStatements: true }],
     // Core's own parameter is taken out; the driver's stay.
-    ['postgresql://u:p@db/app?prepared_statements=false', { dialect: 'postgresql', clientUrl: 'postgresql://u:p@db/app', preparedStatements: false }],
+    [
+      'postgresql://u:p@db/app?prepared_statements=false',
+      { dialect: 'postgresql', clientUrl: 'postgresql://u:p@db/app', preparedStatements: false },
+    ],
     [
       'postgresql://u:p%40ss@db/app?sslmode=disable&prepared_statements=true&application_name=shop',
-      { dialect: 'postgresql', clientUrl: 'postgresql://u:p%40ss@db/app?sslmode=disable&application_name=shop', preparedStatements: true },
+      {
+        dialect: 'postgresql',
+        clientUrl: 'postgresql://u:p%40ss@db/app?sslmode=disable&application_name=shop',
+        preparedStatements: true,
+      },
     ],
   ])('%s', (url, expected) => {
     expect(parseDatabaseUrl(url)).toEqual(expected);
   });
 
   it('refuses a prepared_statements value other than true or false, without echoing credentials', () => {
-    expect(() => parseDatabaseUrl('postgresql://u:hunter2@db/app?prepared_statements=no')).toThrow(/prepared_statements must be true or false, not "no"/);
+    expect(() => parseDatabaseUrl('postgresql://u:hunter2@db/app?prepared_statements=no')).toThrow(
+      /prepared_statements must be true or false, not "no"/,
+    );
     expect(() => parseDatabaseUrl('postgresql://u:hunter2@db/app?prepared_statements=no')).not.toThrow(/hunter2/);
   });
 
   it('rejects other schemes without echoing credentials', () => {
-    expect(() => parseDatabaseUrl('mysql://root:hunter2@db/app')).toThrow(/Unsupported DATABASE_URL scheme "mysql".*postgresql:\/\//);
+    expect(() => parseDatabaseUrl('mysql://root:hunter2@db/app')).toThrow(
+      /Unsupported DATABASE_URL scheme "mysql".*postgresql:\/\//,
+    );
     expect(() => parseDatabaseUrl('mysql://root:hunter2@db/app')).not.toThrow(/hunter2/);
     expect(() => parseDatabaseUrl('sqlite:')).toThrow(/names no file/);
   });
@@ -96,8 +111,14 @@ describeEachDatabase('Database.select under errors and load', { entities: fixtur
     await expect(suite.db.select('select count(*) as n from tasks where title = ?', [1, 2])).rejects.toThrow();
     // More failures than the pool has connections (10): were a failed read's connection not given back,
     // none would be left and the reads below would queue forever.
-    for (let i = 0; i < 12; i++) await expect(suite.db.select('select nope from no_such_table')).rejects.toThrow(/no_such_table/);
-    const counts = await within(5000, Promise.all(Array.from({ length: 50 }, () => suite.db.select<{ n: number | string }>('select count(*) as n from tasks'))));
+    for (let i = 0; i < 12; i++)
+      await expect(suite.db.select('select nope from no_such_table')).rejects.toThrow(/no_such_table/);
+    const counts = await within(
+      5000,
+      Promise.all(
+        Array.from({ length: 50 }, () => suite.db.select<{ n: number | string }>('select count(*) as n from tasks')),
+      ),
+    );
     expect(counts.map((rows) => Number(rows[0]!.n))).toEqual(Array(50).fill(0));
   });
 });
@@ -107,7 +128,9 @@ describePerDatabase('closing a PostgreSQL database', (perDb) => {
     const url = perDb.url();
     const dbName = new URL(url).pathname.slice(1);
     const sessions = async () => {
-      const rows = await pgAdminRows<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [dbName]);
+      const rows = await pgAdminRows<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [
+        dbName,
+      ]);
       return Number(rows[0]!.n);
     };
     const manager = new DatabaseManager();
@@ -125,12 +148,17 @@ describePerDatabase('PostgreSQL reads outside a unit of work', (perDb) => {
   const pg = perDb.name === 'postgresql';
   /** A database on one read connection, so every read sees the session state the earlier ones left. */
   const open = async (manager: DatabaseManager, query = '') => {
-    const db = await manager.initApp(perDb.url() + query, false, { entities: fixtureEntities, orm: { pool: { min: 0, max: 1 } } });
+    const db = await manager.initApp(perDb.url() + query, false, {
+      entities: fixtureEntities,
+      orm: { pool: { min: 0, max: 1 } },
+    });
     await db.resetSchema();
     return db;
   };
   const prepared = async (db: Database) =>
-    (await db.select<{ statement: string }>('select statement from pg_prepared_statements')).map((row) => row.statement);
+    (await db.select<{ statement: string }>('select statement from pg_prepared_statements')).map(
+      (row) => row.statement,
+    );
 
   it.skipIf(!pg)('are prepared once per connection, under a name', async () => {
     const manager = new DatabaseManager();
@@ -175,7 +203,10 @@ describePerDatabase('PostgreSQL reads outside a unit of work', (perDb) => {
 
 describeEachDatabase('reads racing a slow transaction', { entities: fixtureEntities }, (suite) => {
   it('never see the uncommitted row: they wait (SQLite in memory) or see the last commit (PostgreSQL)', async () => {
-    const count = async () => Number((await suite.db.select<{ n: number | string }>("select count(*) as n from tasks where title = 'racing'"))[0]!.n);
+    const count = async () =>
+      Number(
+        (await suite.db.select<{ n: number | string }>("select count(*) as n from tasks where title = 'racing'"))[0]!.n,
+      );
     const writer = openWriter(suite.db, 'racing');
     await writer.inserted;
     let reader: Promise<number> | undefined;
@@ -221,7 +252,9 @@ function openWriter(db: Database, title: string, whileOpen?: () => Promise<void>
 /** Fails instead of hanging when a read that must not wait does wait. */
 function within<T>(ms: number, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -241,7 +274,8 @@ describe('Database.select on a SQLite file', () => {
   let dir: string;
   let file: string;
   let db: Database;
-  const count = async (title: string) => Number((await db.select<{ n: number }>('select count(*) as n from tasks where title = ?', [title]))[0]!.n);
+  const count = async (title: string) =>
+    Number((await db.select<{ n: number }>('select count(*) as n from tasks where title = ?', [title]))[0]!.n);
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'core-db-'));
     file = join(dir, 'app.db');
@@ -264,7 +298,9 @@ describe('Database.select on a SQLite file', () => {
       expect(insideUnit).toEqual({ n: 1, now: undefined });
       // Outside, the read-only connection answers while the transaction is open (no waiting), from the last commit.
       expect(await within(2000, count('racing'))).toBe(0);
-      expect(db.selectSync<{ n: number }>("select count(*) as n from tasks where title = 'racing'")).toEqual([{ n: 0 }]);
+      expect(db.selectSync<{ n: number }>("select count(*) as n from tasks where title = 'racing'")).toEqual([
+        { n: 0 },
+      ]);
     } finally {
       writer.commit();
       await writer.done;
@@ -274,23 +310,35 @@ describe('Database.select on a SQLite file', () => {
   });
 
   it('reports reads on the read-only connection to query listeners like any other', async () => {
-    const { result, queries } = await countQueries(db, () => db.select<{ n: number }>('select count(*) as n from tasks where is_completed = ?', [true]));
+    const { result, queries } = await countQueries(db, () =>
+      db.select<{ n: number }>('select count(*) as n from tasks where is_completed = ?', [true]),
+    );
     expect(result).toEqual([{ n: 0 }]);
-    expect(queries).toEqual([{ sql: 'select count(*) as n from tasks where is_completed = ?', params: [1], source: 'read' }]);
+    expect(queries).toEqual([
+      { sql: 'select count(*) as n from tasks where is_completed = ?', params: [1], source: 'read' },
+    ]);
   });
 
   it('keeps serving cached statements across a schema reset', async () => {
     const sql = 'select title from tasks order by title';
-    await UnitOfWork.run((uow) => uow.em.insert(Task, { id: randomUUID(), title: 'before reset', created_at: new Date() } as never), { db });
+    await UnitOfWork.run(
+      (uow) => uow.em.insert(Task, { id: randomUUID(), title: 'before reset', created_at: new Date() } as never),
+      { db },
+    );
     expect(await db.select(sql)).toContainEqual({ title: 'before reset' });
     await db.resetSchema();
     expect(await db.select(sql)).toEqual([]);
-    await UnitOfWork.run((uow) => uow.em.insert(Task, { id: randomUUID(), title: 'after reset', created_at: new Date() } as never), { db });
+    await UnitOfWork.run(
+      (uow) => uow.em.insert(Task, { id: randomUUID(), title: 'after reset', created_at: new Date() } as never),
+      { db },
+    );
     expect(await db.select(sql)).toEqual([{ title: 'after reset' }]);
   });
 
   it.skipIf(!existsSync('/proc/self/fd'))('closes its read-only connection on close()', async () => {
-    const other = await new DatabaseManager().initApp(`sqlite:${join(dir, 'closing.db')}`, false, { entities: fixtureEntities });
+    const other = await new DatabaseManager().initApp(`sqlite:${join(dir, 'closing.db')}`, false, {
+      entities: fixtureEntities,
+    });
     await other.resetSchema();
     const before = handlesOn(join(dir, 'closing.db'));
     await other.select('select count(*) as n from tasks');

@@ -15,13 +15,13 @@ import {
   Base,
   BaseRepository,
   BaseService,
-  DatabaseManager,
   defineModel,
-  parseIfMatch,
   PreconditionFailedError,
   toErrorResponse,
   type Database,
 } from '@core/runtime';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
+import { parseIfMatch } from '../../runtime/src/data/etag.js';
 import { ETagSigner } from '../../runtime/src/data/etag.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 
@@ -31,7 +31,11 @@ class Counter extends Base {
   declare name: string;
   declare version: number;
 }
-const CounterSchema = defineModel(Counter, { id: p.integer().primary().autoincrement(), name: p.string().length(100), version: p.integer().default(1) }, { version: 'version' });
+const CounterSchema = defineModel(
+  Counter,
+  { id: p.integer().primary().autoincrement(), name: p.string().length(100), version: p.integer().default(1) },
+  { version: 'version' },
+);
 
 class Note extends Base {
   static override readonly tableName = 'etag_notes';
@@ -55,7 +59,9 @@ describe('ETagSigner', () => {
 
   it('gives other tags under another secret: nobody without the key can compute one', () => {
     const message = 's\u0000tasks\u0000"b2f1…"\u0000"alice@example.com"';
-    expect(ETagSigner.forSecret('one-secret-0123456789abcdef0123456').tag(message)).not.toBe(ETagSigner.forSecret('another-secret-0123456789abcdef01').tag(message));
+    expect(ETagSigner.forSecret('one-secret-0123456789abcdef0123456').tag(message)).not.toBe(
+      ETagSigner.forSecret('another-secret-0123456789abcdef01').tag(message),
+    );
   });
 });
 
@@ -73,9 +79,12 @@ describe('parseIfMatch', () => {
     expect(parseIfMatch(header)).toEqual(expected);
   });
 
-  it.each(['', ' ', ',', 'abc', '"abc', 'abc"', '"a" "b"', '"a"x', '*, "a"', '"a", *', 'w/"a"', '"a\u0001"', '"a b"'])('%j is malformed', (header) => {
-    expect(parseIfMatch(header).malformed).toBe(true);
-  });
+  it.each(['', ' ', ',', 'abc', '"abc', 'abc"', '"a" "b"', '"a"x', '*, "a"', '"a", *', 'w/"a"', '"a\u0001"', '"a b"'])(
+    '%j is malformed',
+    (header) => {
+      expect(parseIfMatch(header).malformed).toBe(true);
+    },
+  );
 
   it('joins repeated headers into one list', () => {
     expect(parseIfMatch(['"a"', '"b"'])).toEqual({ any: false, tags: ['"a"', '"b"'], malformed: false });
@@ -87,7 +96,9 @@ describe('defineModel({ version })', () => {
     class Broken extends Base {
       static override readonly tableName = 'broken';
     }
-    expect(() => defineModel(Broken, { id: p.integer().primary() }, { version: 'version' as never })).toThrow(/version property "version" is not among its properties/);
+    expect(() => defineModel(Broken, { id: p.integer().primary() }, { version: 'version' as never })).toThrow(
+      /version property "version" is not among its properties/,
+    );
   });
 });
 
@@ -104,7 +115,9 @@ describeEachDatabase('repository ETags and versions', { entities: [CounterSchema
     expect(updated.version).toBe(2);
     const tag2 = await repo.etag(created.id);
     expect(tag2).not.toBe(tag1);
-    await expect(repo.update(created.id, { name: 'e' }, { ifMatch: tag1! })).rejects.toBeInstanceOf(PreconditionFailedError);
+    await expect(repo.update(created.id, { name: 'e' }, { ifMatch: tag1! })).rejects.toBeInstanceOf(
+      PreconditionFailedError,
+    );
     expect((await repo.get(created.id))?.version).toBe(2);
     expect(await repo.etag(999_999)).toBeNull();
   });
@@ -126,7 +139,10 @@ describe('SQLite with a second process on the same file', () => {
   const manager = new DatabaseManager();
   let db: Database;
   // Another process's connection: better-sqlite3 straight, as a second server would have it.
-  const BetterSqlite = createRequire(import.meta.url)('better-sqlite3') as new (file: string, options?: { timeout?: number }) => {
+  const BetterSqlite = createRequire(import.meta.url)('better-sqlite3') as new (
+    file: string,
+    options?: { timeout?: number },
+  ) => {
     prepare(sql: string): { run(...params: unknown[]): unknown };
     exec(sql: string): unknown;
     close(): unknown;
@@ -135,7 +151,10 @@ describe('SQLite with a second process on the same file', () => {
 
   beforeAll(async () => {
     // Core's own connection set-up, plus a short busy timeout to keep the test quick (the default is 5 s).
-    const afterCreate = (conn: { pragma(source: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+    const afterCreate = (
+      conn: { pragma(source: string): unknown },
+      done: (err: Error | null, conn: unknown) => void,
+    ) => {
       conn.pragma('journal_mode = WAL');
       conn.pragma('foreign_keys = ON');
       conn.pragma('busy_timeout = 100');
@@ -190,13 +209,21 @@ describe('SQLite with a second process on the same file', () => {
     const tag = (await service.etag(counter.id))!;
     other.exec('begin immediate');
     try {
-      for (const write of [() => service.update(counter.id, { name: 'x' }, { ifMatch: tag }), () => service.update(counter.id, { name: 'x' }), () => service.delete(counter.id)]) {
+      for (const write of [
+        () => service.update(counter.id, { name: 'x' }, { ifMatch: tag }),
+        () => service.update(counter.id, { name: 'x' }),
+        () => service.delete(counter.id),
+      ]) {
         const error = await write().then(
           () => undefined,
           (err: unknown) => err,
         );
         // What the error handler answers for it.
-        expect(toErrorResponse(error)).toMatchObject({ status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE' } }, headers: { 'retry-after': '1' } });
+        expect(toErrorResponse(error)).toMatchObject({
+          status: 503,
+          body: { error: { code: 'SERVICE_UNAVAILABLE' } },
+          headers: { 'retry-after': '1' },
+        });
       }
     } finally {
       other.exec('rollback');

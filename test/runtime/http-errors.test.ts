@@ -11,12 +11,12 @@ import {
   ForbiddenError,
   MethodNotAllowedError,
   NotFoundError,
-  notFoundHandler,
   ServiceUnavailableError,
   toErrorResponse,
   useCoreErrors,
   useCoreRequest,
 } from '@core/runtime';
+import { notFoundHandler } from '../../runtime/src/http/error-handler.js';
 
 let app: FastifyInstance;
 const seen: { body: unknown; raw: string | undefined }[] = [];
@@ -39,7 +39,11 @@ beforeAll(async () => {
   app.get('/unique', async () => {
     throw new UniqueConstraintViolationException(new Error('duplicate key value (email)=(alice@example.com)'));
   });
-  app.get('/query', { schema: { querystring: { type: 'object', properties: { limit: { type: 'integer' } }, required: ['limit'] } } }, async () => ({ ok: true }));
+  app.get(
+    '/query',
+    { schema: { querystring: { type: 'object', properties: { limit: { type: 'integer' } }, required: ['limit'] } } },
+    async () => ({ ok: true }),
+  );
   app.post(
     '/typed',
     {
@@ -54,7 +58,9 @@ beforeAll(async () => {
   );
   app.get<{ Params: { id: string } }>(
     '/items/:id',
-    { schema: { params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'] } } },
+    {
+      schema: { params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'] } },
+    },
     async () => ({ ok: true }),
   );
   await app.ready();
@@ -74,7 +80,12 @@ describe('request bodies: parse → (prune → validate) is the only way in', ()
     ['application/x-www-form-urlencoded', 415],
     ['application/jsonx', 415],
   ])('Content-Type %s → %i', async (contentType, status) => {
-    const res = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': contentType }, payload: '{"a":1}' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': contentType },
+      payload: '{"a":1}',
+    });
     expect(res.statusCode).toBe(status);
     if (status === 415) expect(res.json().error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
@@ -87,24 +98,42 @@ describe('request bodies: parse → (prune → validate) is the only way in', ()
   });
 
   it('malformed JSON is 400 BAD_REQUEST', async () => {
-    const res = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"a":',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       success: false,
       message: 'The body is not valid JSON.',
       data: null,
-      error: { code: 'BAD_REQUEST', details: [{ path: '', message: 'The body is not valid JSON.', reason: 'invalid_json' }] },
+      error: {
+        code: 'BAD_REQUEST',
+        details: [{ path: '', message: 'The body is not valid JSON.', reason: 'invalid_json' }],
+      },
     });
   });
 
   it('prototype poisoning is refused', async () => {
-    const res = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '{"__proto__":{"admin":true}}' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"__proto__":{"admin":true}}',
+    });
     expect(res.statusCode).toBe(400);
   });
 
   it('a body over 1 MiB is 413 PAYLOAD_TOO_LARGE', async () => {
     const payload = JSON.stringify({ blob: 'x'.repeat(1024 * 1024) });
-    const res = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     expect(res.statusCode).toBe(413);
     expect(res.json().error.code).toBe('PAYLOAD_TOO_LARGE');
   });
@@ -114,7 +143,11 @@ describe('error envelope', () => {
   it('unknown route → 404 NOT_FOUND, the URL not quoted', async () => {
     const res = await app.inject({ method: 'GET', url: '/nope-here?token=abc' });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toMatchObject({ success: false, data: null, error: { code: 'NOT_FOUND', details: [{ path: 'url', reason: 'unknown_route' }] } });
+    expect(res.json()).toMatchObject({
+      success: false,
+      data: null,
+      error: { code: 'NOT_FOUND', details: [{ path: 'url', reason: 'unknown_route' }] },
+    });
     expect(res.body).not.toMatch(/nope-here|token|abc/);
   });
 
@@ -142,7 +175,12 @@ describe('error envelope', () => {
   });
 
   it('a body failing a plain route schema → 422 with a dotted body path', async () => {
-    const res = await app.inject({ method: 'POST', url: '/typed', headers: { 'content-type': 'application/json' }, payload: '{"items":[{"n":1},{"n":"x"}]}' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/typed',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"items":[{"n":1},{"n":"x"}]}',
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().error.details).toEqual([{ path: 'items[1].n', message: 'must be integer', reason: 'type' }]);
   });
@@ -160,27 +198,35 @@ describe('error envelope', () => {
     expect(res.body).not.toContain('alice@example.com');
   });
 
-  it.each(['production', 'development', undefined])('an unexpected error is a bare 500 (ENVIRONMENT=%s)', async (environment) => {
-    const previous = process.env.ENVIRONMENT;
-    if (environment === undefined) delete process.env.ENVIRONMENT;
-    else process.env.ENVIRONMENT = environment;
-    try {
-      const res = await app.inject({ method: 'GET', url: '/boom' });
-      expect(res.statusCode).toBe(500);
-      expect(res.json()).toEqual({
-        success: false,
-        message: 'Internal server error.',
-        data: null,
-        error: { code: 'INTERNAL_ERROR', details: [{ path: '', message: 'Internal server error.', reason: 'internal_error' }] },
-      });
-      expect(res.body).not.toMatch(/secret_column|at .*\.ts/);
-    } finally {
-      process.env.ENVIRONMENT = previous;
-    }
-  });
+  it.each(['production', 'development', undefined])(
+    'an unexpected error is a bare 500 (ENVIRONMENT=%s)',
+    async (environment) => {
+      const previous = process.env.ENVIRONMENT;
+      if (environment === undefined) delete process.env.ENVIRONMENT;
+      else process.env.ENVIRONMENT = environment;
+      try {
+        const res = await app.inject({ method: 'GET', url: '/boom' });
+        expect(res.statusCode).toBe(500);
+        expect(res.json()).toEqual({
+          success: false,
+          message: 'Internal server error.',
+          data: null,
+          error: {
+            code: 'INTERNAL_ERROR',
+            details: [{ path: '', message: 'Internal server error.', reason: 'internal_error' }],
+          },
+        });
+        expect(res.body).not.toMatch(/secret_column|at .*\.ts/);
+      } finally {
+        process.env.ENVIRONMENT = previous;
+      }
+    },
+  );
 
   it('toErrorResponse keeps the details of an AppException', () => {
-    const { status, body } = toErrorResponse(new ConflictError('Taken.', [{ path: 'title', message: 'must be unique' }]));
+    const { status, body } = toErrorResponse(
+      new ConflictError('Taken.', [{ path: 'title', message: 'must be unique' }]),
+    );
     expect(status).toBe(409);
     expect(body.error.details).toEqual([{ path: 'title', message: 'must be unique' }]);
   });
@@ -235,7 +281,9 @@ describe('useCoreErrors on a bare Fastify app', () => {
   });
 
   it("keeps an app's own frameworkErrors", async () => {
-    const own = Fastify({ frameworkErrors: (_error, _request, reply) => void (reply as FastifyReply).code(400).send('own') });
+    const own = Fastify({
+      frameworkErrors: (_error, _request, reply) => void (reply as FastifyReply).code(400).send('own'),
+    });
     useCoreErrors(own);
     own.get('/x/:id', async () => 'ok');
     const res = await own.inject({ method: 'GET', url: `/x/${'w'.repeat(101)}` });
@@ -252,7 +300,10 @@ describe.each([
   const start = text.indexOf(heading);
   const end = text.indexOf('\n## ', start + 1);
   const section = text.slice(start, end === -1 ? undefined : end);
-  const rows = [...section.matchAll(/^\| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(([, status, code]) => [Number(status), code]);
+  const rows = [...section.matchAll(/^\| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(([, status, code]) => [
+    Number(status),
+    code,
+  ]);
 
   it('lists exactly the statuses and codes of ERROR_CODES', () => {
     expect(start).toBeGreaterThan(-1);

@@ -85,7 +85,12 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
   it('sends one INSERT … RETURNING and no read-back, and returns the row exactly as get() does', async () => {
     const project = await projects.create({ name: `p-${randomUUID()}` });
     const { result: row, queries } = await countQueries(suite.db, () =>
-      tasks.create({ title: 'compiled', project_id: project.id, is_completed: true, due_at: '2024-02-03T04:05:06.789Z' }),
+      tasks.create({
+        title: 'compiled',
+        project_id: project.id,
+        is_completed: true,
+        due_at: '2024-02-03T04:05:06.789Z',
+      }),
     );
     // The related id is checked first (a read in the transaction), then the row is written and returned.
     expect(queries.map((q) => [q.source, q.sql])).toEqual([
@@ -99,7 +104,18 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
   });
 
   it.each([
-    ['every column given', { description: null, priority: 'high', is_completed: true, assignee_email: 'a@example.com', points: 5, due_on: '2024-02-03', due_at: '2024-02-03T04:05:06.789Z' }],
+    [
+      'every column given',
+      {
+        description: null,
+        priority: 'high',
+        is_completed: true,
+        assignee_email: 'a@example.com',
+        points: 5,
+        due_on: '2024-02-03',
+        due_at: '2024-02-03T04:05:06.789Z',
+      },
+    ],
     ['only the required ones (database defaults)', {}],
     ['false and zero', { is_completed: false, points: 0 }],
   ])('stores, returns and reports the same as the ORM path with %s', async (_label, extra) => {
@@ -115,7 +131,13 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       without(await storedRow(suite.db, 'tasks', viaOrm.id), ...volatile),
     );
     const [fromCompiled, fromOrm] = payloads();
-    expect(fromCompiled).toMatchObject({ name: 'tasks.created', change: 'created', entity: 'Task', table: 'tasks', primaryKey: compiled.id });
+    expect(fromCompiled).toMatchObject({
+      name: 'tasks.created',
+      change: 'created',
+      entity: 'Task',
+      table: 'tasks',
+      primaryKey: compiled.id,
+    });
     expect(fromOrm).toMatchObject({ name: 'tasks.created', primaryKey: viaOrm.id });
     expect([...fromCompiled!.changedFields].sort()).toEqual([...fromOrm!.changedFields].sort());
     expect(fromCompiled!.changedFields).toContain('project_id');
@@ -138,11 +160,16 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
   it('goes through MikroORM when many-to-many links are given, and still returns the row as get() does', async () => {
     const labels = new BaseRepository<Label, Input, Input>(Label, suite.db);
     const label = await labels.create({ name: `l-${randomUUID()}` });
-    const { result: row, queries } = await countQueries(suite.db, () => tasks.create({ title: 'linked', label_ids: [label.id] }));
+    const { result: row, queries } = await countQueries(suite.db, () =>
+      tasks.create({ title: 'linked', label_ids: [label.id] }),
+    );
     expect(queries.filter((q) => isInsert(q.sql))).toHaveLength(2); // the task and its link
     expect(queries.filter((q) => q.source === 'read' && /from .tasks./.test(q.sql))).toHaveLength(1); // the read-back
     expect(row).toEqual(await tasks.get(row.id as string));
-    expect(payloads().at(-1)).toMatchObject({ name: 'tasks.created', changedFields: expect.arrayContaining(['title', 'label_ids']) });
+    expect(payloads().at(-1)).toMatchObject({
+      name: 'tasks.created',
+      changedFields: expect.arrayContaining(['title', 'label_ids']),
+    });
   });
 
   it('maps a unique violation of the compiled insert to a 409 naming table and field, never the value', async () => {
@@ -164,10 +191,19 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
   });
 
   it('returns the row without the fields restricted for the caller, as get() does for that caller', async () => {
-    const ctx = { sub: 'u1', roles: ['viewer'], permissions: new Set(['*']), restrictedFields: new Set(['tasks.assignee_email', 'tasks.project']) };
+    const ctx = {
+      sub: 'u1',
+      roles: ['viewer'],
+      permissions: new Set(['*']),
+      restrictedFields: new Set(['tasks.assignee_email', 'tasks.project']),
+    };
     const project = await projects.create({ name: `p-${randomUUID()}` });
     const [row, read] = await runWithContext(ctx, async () => {
-      const created = await tasks.create({ title: 'restricted', assignee_email: 'hidden@example.com', project_id: project.id });
+      const created = await tasks.create({
+        title: 'restricted',
+        assignee_email: 'hidden@example.com',
+        project_id: project.id,
+      });
       return [created, await tasks.get(created.id as string)] as const;
     });
     expect(row).not.toHaveProperty('assignee_email');
@@ -184,19 +220,28 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
         const task = await uow.em.findOneOrFail(Task, row.id as string);
         uow.em.create(Comment, { body: `about ${task.title}`, task: task.id } as never);
         await uow.em.flush();
-        await uow.em.transactional(async (em) => void em.create(Comment, { body: 'in a savepoint', task: task.id } as never));
+        await uow.em.transactional(
+          async (em) => void em.create(Comment, { body: 'in a savepoint', task: task.id } as never),
+        );
         uow.raise(domainEvent('tasks.commented', { id: row.id }));
         if (this.failAfter) throw new Error('postCreate failed');
       }
     }
     const comments = async (taskId: unknown) =>
-      (await suite.db.select<{ body: string }>('select body from comments where task_id = ? order by body', [taskId])).map((r) => r.body);
+      (
+        await suite.db.select<{ body: string }>('select body from comments where task_id = ? order by body', [taskId])
+      ).map((r) => r.body);
 
     it('commits the insert and the hook’s ORM writes together; events follow in write order', async () => {
       const service = new CommentingService(Task, tasks);
       const row = await service.create({ title: 'hooked' });
       expect(await comments(row.id)).toEqual(['about hooked', 'in a savepoint']);
-      expect(events.map((e) => e.name)).toEqual(['tasks.created', 'comments.created', 'comments.created', 'tasks.commented']);
+      expect(events.map((e) => e.name)).toEqual([
+        'tasks.created',
+        'comments.created',
+        'comments.created',
+        'tasks.commented',
+      ]);
       expect(payloads()[1]!.changedFields).toEqual(expect.arrayContaining(['body', 'task_id']));
     });
 
@@ -206,7 +251,11 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       const title = `failing-${randomUUID()}`;
       await expect(service.create({ title })).rejects.toThrow('postCreate failed');
       expect(await suite.db.select('select id from tasks where title = ?', [title])).toEqual([]);
-      expect(await suite.db.select('select c.id from comments c join tasks t on t.id = c.task_id where t.title = ?', [title])).toEqual([]);
+      expect(
+        await suite.db.select('select c.id from comments c join tasks t on t.id = c.task_id where t.title = ?', [
+          title,
+        ]),
+      ).toEqual([]);
       expect(events).toEqual([]);
     });
   });
@@ -223,7 +272,11 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       }
     }
     const insertOnly = [expect.stringMatching(/^insert into .tasks. .* returning /)];
-    const inTransaction = (...statements: unknown[]) => [expect.stringMatching(/^begin/i), ...statements, expect.stringMatching(/^commit/i)];
+    const inTransaction = (...statements: unknown[]) => [
+      expect.stringMatching(/^begin/i),
+      ...statements,
+      expect.stringMatching(/^commit/i),
+    ];
 
     it('sends the INSERT alone, without BEGIN and COMMIT, from a repository or a service without hooks; the event sees the committed row', async () => {
       const seen: unknown[] = [];
@@ -263,7 +316,10 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       const project = await projects.create({ name: `p-${randomUUID()}` });
       const related = await allStatements(() => tasks.create({ title: 'related', project_id: project.id }));
       // The check reads in the transaction (it is reported before the BEGIN its connection sends).
-      expect(related.sent).toEqual([expect.stringMatching(/^select .* from .projects./), ...inTransaction(...insertOnly)]);
+      expect(related.sent).toEqual([
+        expect.stringMatching(/^select .* from .projects./),
+        ...inTransaction(...insertOnly),
+      ]);
 
       // A postCreate that only raises an event, as the --template starter's does: it could have written.
       class PostHooked extends BaseService<Task, Input, Input> {
@@ -271,7 +327,9 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
           uow.raise(domainEvent('tasks.noted', { id: row.id }));
         }
       }
-      expect((await allStatements(() => new PostHooked(Task, tasks).create({ title: 'post-hooked' }))).sent).toEqual(inTransaction(...insertOnly));
+      expect((await allStatements(() => new PostHooked(Task, tasks).create({ title: 'post-hooked' }))).sent).toEqual(
+        inTransaction(...insertOnly),
+      );
 
       // A preCreate that writes another row: both in one transaction, rolled back together.
       const projectName = `from-preCreate-${randomUUID()}`;
@@ -316,7 +374,12 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
     it('gives the connection back after an insert that fails alone, with no event and nothing written', async () => {
       const taken = `taken-${randomUUID()}`;
       await projects.create({ name: taken });
-      const failed = await allStatements(() => projects.create({ name: taken }).then(() => 'created', (err: unknown) => err));
+      const failed = await allStatements(() =>
+        projects.create({ name: taken }).then(
+          () => 'created',
+          (err: unknown) => err,
+        ),
+      );
       expect(failed.result).toBeInstanceOf(ConflictError);
       expect(failed.sent).toEqual([expect.stringMatching(/^insert into .projects. .* returning /)]);
       // SQLite's pool has one connection: a create that kept it would make every later one wait forever.
@@ -372,7 +435,9 @@ describeEachDatabase('compiled create with a MikroORM subscriber', { entities: f
     expect(before.map((q) => q.sql)).toEqual([expect.stringMatching(/^insert into .* returning /)]);
 
     const seen: string[] = [];
-    suite.db.orm.em.getEventManager().registerSubscriber({ beforeCreate: (args) => void seen.push((args.entity as Task).title) });
+    suite.db.orm.em
+      .getEventManager()
+      .registerSubscriber({ beforeCreate: (args) => void seen.push((args.entity as Task).title) });
     const { result: row, queries } = await countQueries(suite.db, () => tasks.create({ title: 'observed' }));
     expect(seen).toEqual(['observed']);
     expect(queries.filter((q) => q.source === 'read')).toHaveLength(1); // the ORM path's read-back

@@ -43,8 +43,20 @@ export interface SignOptions {
 }
 
 /** A token signed with `key` carrying `extra` claims beside the defaults. */
-export async function signWith(key: TestKey, extra: Record<string, unknown> = {}, options: SignOptions = {}): Promise<string> {
-  const claims: Record<string, unknown> = { iss: ISSUER, aud: AUDIENCE, sub: 'user-1', iat: now(), exp: now() + 600, ...extra, ...options.claims };
+export async function signWith(
+  key: TestKey,
+  extra: Record<string, unknown> = {},
+  options: SignOptions = {},
+): Promise<string> {
+  const claims: Record<string, unknown> = {
+    iss: ISSUER,
+    aud: AUDIENCE,
+    sub: 'user-1',
+    iat: now(),
+    exp: now() + 600,
+    ...extra,
+    ...options.claims,
+  };
   for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
   const header: Record<string, unknown> = { alg: key.alg, kid: key.kid, typ: 'JWT', ...options.header };
   if (header['kid'] === undefined) delete header['kid'];
@@ -138,6 +150,8 @@ export class JwksServer {
       response.writeHead(500, { 'content-type': 'text/plain' }).end('internal error');
       return;
     }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: this.keys.map((key) => key.jwk) }));
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ keys: this.keys.map((key) => key.jwk) }));
   }
 }

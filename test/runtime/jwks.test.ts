@@ -11,15 +11,24 @@ import {
   coreContextPlugin,
   getContext,
   JwtContextResolver,
-  loadAuthSettings,
   loadSettings,
   SettingsError,
   signToken,
   type AuthSettings,
   type CoreContextPluginOptions,
 } from '@core/runtime';
+import { loadAuthSettings } from '../../runtime/src/settings/settings.js';
 import { POLICIES, SECRET } from './auth-fixtures.js';
-import { AUDIENCE, ISSUER, inSeconds, JwksServer, makeKey, signWith, unsignedToken, type TestKey } from './jwks-fixtures.js';
+import {
+  AUDIENCE,
+  ISSUER,
+  inSeconds,
+  JwksServer,
+  makeKey,
+  signWith,
+  unsignedToken,
+  type TestKey,
+} from './jwks-fixtures.js';
 
 /** AUTH_* settings as an app would read them (development: the test server speaks plain http). */
 function authSettings(env: Record<string, string>): AuthSettings {
@@ -40,7 +49,12 @@ async function buildApp(options: CoreContextPluginOptions): Promise<FastifyInsta
   app.setErrorHandler(appExceptionHandler);
   app.get('/whoami', async (request): Promise<WhoAmI> => {
     const ctx = getContext();
-    return { sub: ctx.sub, roles: [...ctx.roles], permissions: [...ctx.permissions].sort(), authenticated: request.coreAuth?.authenticated ?? false };
+    return {
+      sub: ctx.sub,
+      roles: [...ctx.roles],
+      permissions: [...ctx.permissions].sort(),
+      authenticated: request.coreAuth?.authenticated ?? false,
+    };
   });
   app.get<{ Querystring: { action: string } }>(
     '/guard',
@@ -113,17 +127,61 @@ describe('AUTH_* settings', () => {
       message: /AUTH_JWKS_URL must use https outside development \(ENVIRONMENT=production\)/,
     },
     { name: 'not a URL', env: { AUTH_JWKS_URL: 'id.example.com/jwks.json' }, message: /AUTH_JWKS_URL is not a URL/ },
-    { name: 'another scheme', env: { AUTH_JWKS_URL: 'file:///etc/jwks.json' }, message: /AUTH_JWKS_URL must be an https URL/ },
-    { name: 'a password in the URL', env: { AUTH_JWKS_URL: 'https://u:hunter2@id.example.com/jwks' }, message: /^AUTH_JWKS_URL must not contain a user name or password; key sets are public\.$/ },
-    { name: 'an HMAC algorithm', env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ALGORITHMS: 'RS256,HS256' }, message: /cannot list HS256.*AUTH_ALLOW_LOCAL_TOKENS=true/ },
-    { name: 'alg none', env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ALGORITHMS: 'none' }, message: /AUTH_ALGORITHMS lists "none", which is not one of RS256/ },
-    { name: 'an empty algorithm list', env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ALGORITHMS: ' , ' }, message: /AUTH_ALGORITHMS is empty/ },
-    { name: 'a dotted path with an empty segment', env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ROLES_CLAIM: 'realm_access..roles' }, message: /AUTH_ROLES_CLAIM must be a dotted path/ },
-    { name: 'a JSON array that is not one of names', env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_SUBJECT_CLAIM: '["a", 1]' }, message: /AUTH_SUBJECT_CLAIM must be a dotted path/ },
-    { name: 'broken JSON', env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ROLES_CLAIM: '["https://x/roles"' }, message: /AUTH_ROLES_CLAIM must be/ },
-    { name: 'a negative skew', env: { AUTH_CLOCK_SKEW_S: '-1' }, message: /AUTH_CLOCK_SKEW_S must be a number of seconds of at least 0/ },
-    { name: 'a refresh under a second', env: { AUTH_JWKS_REFRESH_S: '0.5' }, message: /AUTH_JWKS_REFRESH_S must be a number of seconds of at least 1/ },
-    { name: 'a boolean that is not one', env: { AUTH_ALLOW_LOCAL_TOKENS: 'sure' }, message: /AUTH_ALLOW_LOCAL_TOKENS must be true or false/ },
+    {
+      name: 'another scheme',
+      env: { AUTH_JWKS_URL: 'file:///etc/jwks.json' },
+      message: /AUTH_JWKS_URL must be an https URL/,
+    },
+    {
+      name: 'a password in the URL',
+      env: { AUTH_JWKS_URL: 'https://u:hunter2@id.example.com/jwks' },
+      message: /^AUTH_JWKS_URL must not contain a user name or password; key sets are public\.$/,
+    },
+    {
+      name: 'an HMAC algorithm',
+      env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ALGORITHMS: 'RS256,HS256' },
+      message: /cannot list HS256.*AUTH_ALLOW_LOCAL_TOKENS=true/,
+    },
+    {
+      name: 'alg none',
+      env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ALGORITHMS: 'none' },
+      message: /AUTH_ALGORITHMS lists "none", which is not one of RS256/,
+    },
+    {
+      name: 'an empty algorithm list',
+      env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ALGORITHMS: ' , ' },
+      message: /AUTH_ALGORITHMS is empty/,
+    },
+    {
+      name: 'a dotted path with an empty segment',
+      env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ROLES_CLAIM: 'realm_access..roles' },
+      message: /AUTH_ROLES_CLAIM must be a dotted path/,
+    },
+    {
+      name: 'a JSON array that is not one of names',
+      env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_SUBJECT_CLAIM: '["a", 1]' },
+      message: /AUTH_SUBJECT_CLAIM must be a dotted path/,
+    },
+    {
+      name: 'broken JSON',
+      env: { AUTH_JWKS_URL: 'https://id.example.com/jwks', AUTH_ROLES_CLAIM: '["https://x/roles"' },
+      message: /AUTH_ROLES_CLAIM must be/,
+    },
+    {
+      name: 'a negative skew',
+      env: { AUTH_CLOCK_SKEW_S: '-1' },
+      message: /AUTH_CLOCK_SKEW_S must be a number of seconds of at least 0/,
+    },
+    {
+      name: 'a refresh under a second',
+      env: { AUTH_JWKS_REFRESH_S: '0.5' },
+      message: /AUTH_JWKS_REFRESH_S must be a number of seconds of at least 1/,
+    },
+    {
+      name: 'a boolean that is not one',
+      env: { AUTH_ALLOW_LOCAL_TOKENS: 'sure' },
+      message: /AUTH_ALLOW_LOCAL_TOKENS must be true or false/,
+    },
     {
       name: 'an issuer without a key set (it would be ignored)',
       env: { AUTH_ISSUER: 'https://id.example.com/', AUTH_ROLES_CLAIM: 'groups' },
@@ -136,15 +194,21 @@ describe('AUTH_* settings', () => {
 
   it('tolerates a plain-http key set in development only', () => {
     const env = { ...base, AUTH_JWKS_URL: 'http://127.0.0.1:8080/jwks' };
-    expect(loadSettings({ cwd: '/nonexistent', env: { ...env, ENVIRONMENT: 'development' } }).auth.jwksUrl).toBe('http://127.0.0.1:8080/jwks');
-    expect(() => loadSettings({ cwd: '/nonexistent', env: { ...env, ENVIRONMENT: 'staging' } })).toThrow(/must use https outside development/);
+    expect(loadSettings({ cwd: '/nonexistent', env: { ...env, ENVIRONMENT: 'development' } }).auth.jwksUrl).toBe(
+      'http://127.0.0.1:8080/jwks',
+    );
+    expect(() => loadSettings({ cwd: '/nonexistent', env: { ...env, ENVIRONMENT: 'staging' } })).toThrow(
+      /must use https outside development/,
+    );
   });
 
   it('the context plugin reads them itself when given only { secret, policies }, and refuses to start on a bad one', async () => {
     vi.stubEnv('ENVIRONMENT', 'production');
     vi.stubEnv('AUTH_JWKS_URL', 'http://id.example.com/jwks.json');
     try {
-      await expect(buildApp({ secret: SECRET, policies: POLICIES })).rejects.toThrow(/AUTH_JWKS_URL must use https outside development/);
+      await expect(buildApp({ secret: SECRET, policies: POLICIES })).rejects.toThrow(
+        /AUTH_JWKS_URL must use https outside development/,
+      );
     } finally {
       vi.unstubAllEnvs();
     }
@@ -172,8 +236,16 @@ describe('provider tokens', () => {
   });
 
   /** An app whose resolver is returned too, so a test can drive the key store. */
-  async function appWith(env: Record<string, string> = {}): Promise<{ app: FastifyInstance; resolver: JwtContextResolver }> {
-    const auth = authSettings({ AUTH_JWKS_URL: server.url, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_COOLDOWN_S: '0.2', ...env });
+  async function appWith(
+    env: Record<string, string> = {},
+  ): Promise<{ app: FastifyInstance; resolver: JwtContextResolver }> {
+    const auth = authSettings({
+      AUTH_JWKS_URL: server.url,
+      AUTH_ISSUER: ISSUER,
+      AUTH_AUDIENCE: AUDIENCE,
+      AUTH_JWKS_COOLDOWN_S: '0.2',
+      ...env,
+    });
     const resolver = new JwtContextResolver({ secret: SECRET, policies: POLICIES, auth });
     const app = await buildApp({ resolver });
     app.addHook('onClose', async () => resolver.close());
@@ -185,17 +257,34 @@ describe('provider tokens', () => {
   const whoami = async (app: FastifyInstance, token: string) => app.inject({ url: '/whoami', headers: bearer(token) });
 
   it('reads the subject and roles from the configured claims', async () => {
-    const { app } = await appWith({ AUTH_ROLES_CLAIM: 'realm_access.roles', AUTH_SUBJECT_CLAIM: '["https://example.com/user.id"]' });
-    const token = await signWith(rsa, { realm_access: { roles: ['viewer', 'offline_access'] }, 'https://example.com/user.id': 'u-42', roles: ['admin'] });
+    const { app } = await appWith({
+      AUTH_ROLES_CLAIM: 'realm_access.roles',
+      AUTH_SUBJECT_CLAIM: '["https://example.com/user.id"]',
+    });
+    const token = await signWith(rsa, {
+      realm_access: { roles: ['viewer', 'offline_access'] },
+      'https://example.com/user.id': 'u-42',
+      roles: ['admin'],
+    });
     const res = await whoami(app, token);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ sub: 'u-42', roles: ['viewer', 'offline_access'], permissions: ['tasks:listview', 'tasks:view'], authenticated: true });
+    expect(res.json()).toEqual({
+      sub: 'u-42',
+      roles: ['viewer', 'offline_access'],
+      permissions: ['tasks:listview', 'tasks:view'],
+      authenticated: true,
+    });
   });
 
   it('a token without the roles claim is an authenticated caller granted nothing (not the anonymous role)', async () => {
     const { app } = await appWith({ AUTH_ROLES_CLAIM: 'realm_access.roles' });
     const token = await signWith(rsa, { roles: ['admin'] });
-    expect((await whoami(app, token)).json()).toMatchObject({ sub: 'user-1', roles: [], permissions: [], authenticated: true });
+    expect((await whoami(app, token)).json()).toMatchObject({
+      sub: 'user-1',
+      roles: [],
+      permissions: [],
+      authenticated: true,
+    });
     // Anonymous callers may list tasks (POLICIES); this caller may not.
     expect((await app.inject({ url: '/guard?action=tasks:listview' })).statusCode).toBe(200);
     expect((await app.inject({ url: '/guard?action=tasks:listview', headers: bearer(token) })).statusCode).toBe(403);
@@ -207,7 +296,10 @@ describe('provider tokens', () => {
     { name: 'no exp', claims: { exp: undefined }, reason: 'invalid_claims' },
   ])('refuses $name (401 $reason)', async ({ claims, reason }) => {
     const { app } = await appWith();
-    const res = await app.inject({ url: '/guard?action=tasks:listview', headers: bearer(await signWith(rsa, {}, { claims })) });
+    const res = await app.inject({
+      url: '/guard?action=tasks:listview',
+      headers: bearer(await signWith(rsa, {}, { claims })),
+    });
     expect(res.statusCode).toBe(401);
     expect(res.json().error.details[0].reason).toBe(reason);
   });
@@ -260,8 +352,14 @@ describe('provider tokens', () => {
     const { app } = await appWith({ AUTH_JWKS_COOLDOWN_S: '30' });
     const stranger = makeKey('ES256');
     const before = server.requests;
-    const tokens = await Promise.all(Array.from({ length: 50 }, (_, i) => signWith(stranger, {}, { header: { kid: `made-up-${i}` } })));
-    const statuses = await Promise.all(tokens.map(async (token) => (await app.inject({ url: '/guard?action=tasks:view', headers: bearer(token) })).statusCode));
+    const tokens = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => signWith(stranger, {}, { header: { kid: `made-up-${i}` } })),
+    );
+    const statuses = await Promise.all(
+      tokens.map(
+        async (token) => (await app.inject({ url: '/guard?action=tasks:view', headers: bearer(token) })).statusCode,
+      ),
+    );
     expect(statuses).toEqual(tokens.map(() => 401));
     expect(server.requests - before).toBe(0); // the warm-up fetch started the cooldown
   });
@@ -272,8 +370,12 @@ describe('provider tokens', () => {
     await sleep(1050);
     const before = server.requests;
     const stranger = makeKey('ES256');
-    const tokens = await Promise.all(Array.from({ length: 20 }, (_, i) => signWith(stranger, {}, { header: { kid: `made-up-${i}` } })));
-    const statuses = await Promise.all(tokens.map(async (token) => (await app.inject({ url: '/whoami', headers: bearer(token) })).statusCode));
+    const tokens = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => signWith(stranger, {}, { header: { kid: `made-up-${i}` } })),
+    );
+    const statuses = await Promise.all(
+      tokens.map(async (token) => (await app.inject({ url: '/whoami', headers: bearer(token) })).statusCode),
+    );
     expect(statuses.every((status) => status === 200)).toBe(true); // not guarded: the bad token only makes the caller anonymous
     expect(server.requests - before).toBe(1);
   });
@@ -282,7 +384,10 @@ describe('provider tokens', () => {
     const { app } = await appWith({ AUTH_JWKS_COOLDOWN_S: '0.2' });
     await sleep(250); // an unknown kid would now refetch
     const before = server.requests;
-    for (const token of [signToken({ sub: 'a', roles: ['admin'] }, SECRET), unsignedToken({ roles: ['admin'] }, 'made-up')]) {
+    for (const token of [
+      signToken({ sub: 'a', roles: ['admin'] }, SECRET),
+      unsignedToken({ roles: ['admin'] }, 'made-up'),
+    ]) {
       const res = await app.inject({ url: '/guard?action=tasks:view', headers: bearer(token) });
       expect(res.statusCode).toBe(401);
       expect(res.json().error.details[0].reason).toBe('invalid_algorithm');
@@ -301,7 +406,11 @@ describe('provider tokens', () => {
       expect(res.statusCode).toBe(503);
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(5);
-      expect(res.json()).toMatchObject({ success: false, data: null, error: { code: 'SERVICE_UNAVAILABLE', details: [{ reason: 'keys_unavailable' }] } });
+      expect(res.json()).toMatchObject({
+        success: false,
+        data: null,
+        error: { code: 'SERVICE_UNAVAILABLE', details: [{ reason: 'keys_unavailable' }] },
+      });
     }
     expect(server.requests - before).toBe(0);
     const known = await whoami(app, await signWith(rsa, { roles: ['viewer'] }));

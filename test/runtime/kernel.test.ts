@@ -54,9 +54,14 @@ class Recorder extends Plugin {
 
 type Spec = readonly [name: string, dependencies: readonly string[], behaviour?: Behaviour];
 
-function kernelOf(specs: readonly Spec[], journal: string[] = [], options: ConstructorParameters<typeof Kernel>[0] = {}) {
+function kernelOf(
+  specs: readonly Spec[],
+  journal: string[] = [],
+  options: ConstructorParameters<typeof Kernel>[0] = {},
+) {
   const kernel = new Kernel(options);
-  for (const [name, dependencies, behaviour] of specs) kernel.addPlugin(new Recorder(name, dependencies, journal, behaviour));
+  for (const [name, dependencies, behaviour] of specs)
+    kernel.addPlugin(new Recorder(name, dependencies, journal, behaviour));
   return { kernel, journal };
 }
 
@@ -79,13 +84,32 @@ describe('plugin order', () => {
   const cases: Array<[string, Spec[], string[]]> = [
     ['diamond added dependents first', diamond, ['auth', 'audit', 'users', 'api']],
     ['diamond added dependencies first', [...diamond].reverse(), ['auth', 'users', 'audit', 'api']],
-    ['independent plugins keep insertion order', [['c', []], ['a', []], ['b', []]], ['c', 'a', 'b']],
+    [
+      'independent plugins keep insertion order',
+      [
+        ['c', []],
+        ['a', []],
+        ['b', []],
+      ],
+      ['c', 'a', 'b'],
+    ],
     [
       'a later-added ready plugin does not jump ahead of an earlier one',
-      [['late', ['base']], ['solo', []], ['base', []]],
+      [
+        ['late', ['base']],
+        ['solo', []],
+        ['base', []],
+      ],
       ['solo', 'base', 'late'],
     ],
-    ['duplicate dependency entries count once', [['b', ['a', 'a']], ['a', []]], ['a', 'b']],
+    [
+      'duplicate dependency entries count once',
+      [
+        ['b', ['a', 'a']],
+        ['a', []],
+      ],
+      ['a', 'b'],
+    ],
   ];
   it.each(cases)('%s', (_, specs, expected) => {
     expect(names(kernelOf(specs).kernel)).toEqual(expected);
@@ -111,16 +135,31 @@ describe('broken graphs fail before any plugin is set up', () => {
     ]);
     const error = await kernel.setup(Fastify()).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(MissingDependencyError);
-    expect((error as Error).message).toMatch(/^Plugin "tasks" depends on "projects", which was not added\. Add the "projects" plugin/);
+    expect((error as Error).message).toMatch(
+      /^Plugin "tasks" depends on "projects", which was not added\. Add the "projects" plugin/,
+    );
     expect(journal).toEqual([]);
     expect(() => kernel.plugins).toThrow(MissingDependencyError);
   });
 
   const cycles: Array<[string, Spec[], string[]]> = [
-    ['two plugins', [['a', ['b']], ['b', ['a']]], ['a', 'b', 'a']],
+    [
+      'two plugins',
+      [
+        ['a', ['b']],
+        ['b', ['a']],
+      ],
+      ['a', 'b', 'a'],
+    ],
     [
       'a cycle behind a healthy plugin and a dependent',
-      [['root', []], ['entry', ['x']], ['x', ['y', 'root']], ['y', ['z']], ['z', ['x']]],
+      [
+        ['root', []],
+        ['entry', ['x']],
+        ['x', ['y', 'root']],
+        ['y', ['z']],
+        ['z', ['x']],
+      ],
       ['x', 'y', 'z', 'x'],
     ],
   ];
@@ -161,10 +200,22 @@ describe('addPlugin checks metadata', () => {
   const invalid: Array<[string, unknown, RegExp]> = [
     ['the class instead of an instance', Recorder, /received the class Recorder\. Did you forget `new`\?/],
     ['nothing', undefined, /expects a plugin instance \(new MyPlugin\(\)\); received undefined/],
-    ['an empty name', plugin({ name: '  ' }), /^Recorder 1\.0\.0 needs a non-empty string `name`; received "  "/],
-    ['a numeric version', plugin({ version: 1 }), /^Plugin "ok" needs a non-empty string `version` such as '1\.0\.0'; received number 1/],
-    ['dependencies not an array', plugin({ dependencies: 'auth' }), /^Plugin "ok": `dependencies` must be an array of plugin names; received "auth"/],
-    ['a non-string dependency', plugin({ dependencies: ['auth', 3] }), /received number 3 at index 1 of \["auth", number 3\]/],
+    ['an empty name', plugin({ name: '  ' }), /^Recorder 1\.0\.0 needs a non-empty string `name`; received " {2}"/],
+    [
+      'a numeric version',
+      plugin({ version: 1 }),
+      /^Plugin "ok" needs a non-empty string `version` such as '1\.0\.0'; received number 1/,
+    ],
+    [
+      'dependencies not an array',
+      plugin({ dependencies: 'auth' }),
+      /^Plugin "ok": `dependencies` must be an array of plugin names; received "auth"/,
+    ],
+    [
+      'a non-string dependency',
+      plugin({ dependencies: ['auth', 3] }),
+      /received number 3 at index 1 of \["auth", number 3\]/,
+    ],
     ['a self-dependency', plugin({ dependencies: ['ok'] }), /^Plugin "ok" lists itself in its dependencies/],
     ['a missing hook', plugin({ onStartup: null }), /^Plugin "ok": `onStartup` must be a method; received null/],
   ];
@@ -177,12 +228,18 @@ describe('addPlugin checks metadata', () => {
   it('refuses plugins added after setup', async () => {
     const { kernel } = kernelOf([['a', []]]);
     await kernel.setup(Fastify());
-    expect(() => kernel.addPlugin(new Recorder('b', [], []))).toThrow(/Cannot add plugin "b" after kernel\.setup\(app\)/);
+    expect(() => kernel.addPlugin(new Recorder('b', [], []))).toThrow(
+      /Cannot add plugin "b" after kernel\.setup\(app\)/,
+    );
     await expect(kernel.setup(Fastify())).rejects.toThrow(/already called/);
   });
 
   it('a failing setup names the plugin and keeps the cause', async () => {
-    const { kernel, journal } = kernelOf([['db', []], ['tasks', ['db'], { failSetup: true }], ['late', ['tasks']]]);
+    const { kernel, journal } = kernelOf([
+      ['db', []],
+      ['tasks', ['db'], { failSetup: true }],
+      ['late', ['tasks']],
+    ]);
     const error = (await kernel.setup(Fastify()).catch((err: unknown) => err)) as PluginSetupError;
     expect(error).toBeInstanceOf(PluginSetupError);
     expect(error.message).toBe('Plugin "tasks" failed in setup(app): routes clash');
@@ -213,7 +270,9 @@ describe('startup and shutdown without Fastify', () => {
     const error = (await kernel.startup().catch((err: unknown) => err)) as PluginStartupError;
     expect(error).toBeInstanceOf(PluginStartupError);
     expect(error.pluginName).toBe('c');
-    expect(error.message).toBe('Plugin "c" failed to start (already started and now shut down again: a, b): database unreachable');
+    expect(error.message).toBe(
+      'Plugin "c" failed to start (already started and now shut down again: a, b): database unreachable',
+    );
     expect(journal).toEqual(['start:a', 'start:b', 'stop:b', 'stop:a']);
     await kernel.shutdown();
     expect(journal).toHaveLength(4); // nothing is left to stop
@@ -243,7 +302,10 @@ describe('startup and shutdown without Fastify', () => {
 
 describe('lifespan in a real Fastify app', () => {
   it('runs onStartup on ready() and onShutdown in reverse on close()', async () => {
-    const { kernel, journal } = kernelOf([['tasks', ['db']], ['db', []]]);
+    const { kernel, journal } = kernelOf([
+      ['tasks', ['db']],
+      ['db', []],
+    ]);
     const app = Fastify();
     await app.register(kernel.lifespan);
     await kernel.setup(app);
@@ -255,11 +317,17 @@ describe('lifespan in a real Fastify app', () => {
   });
 
   it('ready() rejects naming the failing plugin, after stopping the started ones; close() stops nothing twice', async () => {
-    const { kernel, journal } = kernelOf([['db', []], ['cache', ['db'], { failStartup: true }], ['tasks', ['cache']]]);
+    const { kernel, journal } = kernelOf([
+      ['db', []],
+      ['cache', ['db'], { failStartup: true }],
+      ['tasks', ['cache']],
+    ]);
     const app = Fastify();
     await app.register(kernel.lifespan);
     await kernel.setup(app);
-    await expect(app.ready()).rejects.toThrow(/^Plugin "cache" failed to start \(already started and now shut down again: db\)/);
+    await expect(app.ready()).rejects.toThrow(
+      /^Plugin "cache" failed to start \(already started and now shut down again: db\)/,
+    );
     await app.close();
     expect(journal.filter((line) => !line.startsWith('setup'))).toEqual(['start:db', 'stop:db']);
   });
@@ -283,7 +351,10 @@ describe('lifespan in a real Fastify app', () => {
     await kernel.dispatcher.dispatch(domainEvent('tasks.created', {}));
     await app.close();
     const logged = lines.map((line) => JSON.parse(line) as { msg: string; plugin?: string });
-    expect(logged.filter((line) => line.plugin === 'db').map((line) => line.msg)).toEqual(['plugin db started', 'plugin db shut down']);
+    expect(logged.filter((line) => line.plugin === 'db').map((line) => line.msg)).toEqual([
+      'plugin db started',
+      'plugin db shut down',
+    ]);
     expect(logged.map((line) => line.msg)).toContain('event handler failed; the committed data stays');
 
     const own = recordingLogger();

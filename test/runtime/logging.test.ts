@@ -25,7 +25,10 @@ afterEach(async () => {
 });
 
 /** `core`: the recommended wiring; `fastify`: Fastify's own request lines left on. */
-async function buildApp(out: ReturnType<typeof capture>, controller: 'core' | 'fastify' = 'core'): Promise<FastifyInstance> {
+async function buildApp(
+  out: ReturnType<typeof capture>,
+  controller: 'core' | 'fastify' = 'core',
+): Promise<FastifyInstance> {
   const logger = setupLogging({ environment: 'production', stream: out.stream });
   const instance = Fastify(controller === 'core' ? { logger, logController: new CoreLogController() } : { logger });
   await instance.register(RequestLogMiddleware);
@@ -41,14 +44,19 @@ async function buildApp(out: ReturnType<typeof capture>, controller: 'core' | 'f
     request.log.info({ err: { config: { headers: { Authorization: `Bearer ${HEADER_TOKEN}` } } } }, 'client error');
     // What an HTTP client library throws: an Error carrying the request config it sent.
     const upstreamError = Object.assign(new Error('upstream said 401'), {
-      config: { url: 'https://upstream.example/api', headers: { 'Proxy-Authorization': `Basic ${HEADER_TOKEN}`, accept: 'application/json' } },
+      config: {
+        url: 'https://upstream.example/api',
+        headers: { 'Proxy-Authorization': `Basic ${HEADER_TOKEN}`, accept: 'application/json' },
+      },
     });
     request.log.error({ err: upstreamError }, 'upstream failed');
     request.log.info({ calls: [{ headers: { Cookie: COOKIE_TOKEN, 'x-trace': 't1' } }] }, 'batch');
     request.log.child({ headers: { authorization: `Bearer ${HEADER_TOKEN}` } }).info('child bindings');
     // The logged objects themselves are left alone: redaction works on copies.
-    if (upstreamError.config.headers['Proxy-Authorization'] !== `Basic ${HEADER_TOKEN}`) throw new Error('redaction mutated the caller object');
-    if (request.headers.authorization !== `Bearer ${HEADER_TOKEN}`) throw new Error('redaction mutated request.headers');
+    if (upstreamError.config.headers['Proxy-Authorization'] !== `Basic ${HEADER_TOKEN}`)
+      throw new Error('redaction mutated the caller object');
+    if (request.headers.authorization !== `Bearer ${HEADER_TOKEN}`)
+      throw new Error('redaction mutated request.headers');
     return { ok: true };
   });
   await instance.ready();
@@ -83,7 +91,18 @@ describe('RequestLogMiddleware', () => {
       expect(line.durationMs as number).toBeGreaterThanOrEqual(0);
       expect(line.reqId).toEqual(expect.any(String));
       // Nothing but these fields (plus pino's own): no headers, cookies, query or body.
-      expect(Object.keys(line).sort()).toEqual(['durationMs', 'hostname', 'level', 'method', 'msg', 'path', 'pid', 'reqId', 'statusCode', 'time']);
+      expect(Object.keys(line).sort()).toEqual([
+        'durationMs',
+        'hostname',
+        'level',
+        'method',
+        'msg',
+        'path',
+        'pid',
+        'reqId',
+        'statusCode',
+        'time',
+      ]);
     }
     expect(new Set(lines.map((l) => l.reqId)).size).toBe(4);
   });
@@ -105,7 +124,12 @@ describe('RequestLogMiddleware', () => {
     const out = capture();
     const server = await buildApp(out);
     await server.inject({ method: 'GET', url: `/tasks/1?access_token=${QUERY_TOKEN}`, headers: credentials });
-    await server.inject({ method: 'POST', url: `/login?access_token=${QUERY_TOKEN}`, headers: credentials, payload: { password: BODY_SECRET } });
+    await server.inject({
+      method: 'POST',
+      url: `/login?access_token=${QUERY_TOKEN}`,
+      headers: credentials,
+      payload: { password: BODY_SECRET },
+    });
     await server.inject({ method: 'GET', url: `/boom?access_token=${QUERY_TOKEN}`, headers: credentials });
     await server.inject({ method: 'GET', url: `/debug?access_token=${QUERY_TOKEN}`, headers: credentials });
 
@@ -126,10 +150,18 @@ describe('RequestLogMiddleware', () => {
     expect(dump.headers).toMatchObject({ authorization: '[Redacted]', cookie: '[Redacted]' });
     const nested = records.find((r) => r.msg === 'nested dump') as { upstream: { headers: Record<string, unknown> } };
     expect(nested.upstream.headers).toMatchObject({ authorization: '[Redacted]', cookie: '[Redacted]' });
-    const clientError = records.find((r) => r.msg === 'client error') as { err: { config: { headers: Record<string, unknown> } } };
+    const clientError = records.find((r) => r.msg === 'client error') as {
+      err: { config: { headers: Record<string, unknown> } };
+    };
     expect(clientError.err.config.headers.Authorization).toBe('[Redacted]');
-    const upstream = records.find((r) => r.msg === 'upstream failed') as { err: { type: string; message: string; stack: string; config: { url: string; headers: Record<string, unknown> } } };
-    expect(upstream.err).toMatchObject({ type: 'Error', message: 'upstream said 401', config: { url: 'https://upstream.example/api' } });
+    const upstream = records.find((r) => r.msg === 'upstream failed') as {
+      err: { type: string; message: string; stack: string; config: { url: string; headers: Record<string, unknown> } };
+    };
+    expect(upstream.err).toMatchObject({
+      type: 'Error',
+      message: 'upstream said 401',
+      config: { url: 'https://upstream.example/api' },
+    });
     expect(upstream.err.stack).toContain('upstream said 401');
     expect(upstream.err.config.headers).toEqual({ 'Proxy-Authorization': '[Redacted]', accept: 'application/json' });
     const batch = records.find((r) => r.msg === 'batch') as { calls: { headers: Record<string, unknown> }[] };
@@ -149,9 +181,19 @@ describe('RequestLogMiddleware', () => {
 describe('setupLogging', () => {
   it.each([
     { name: 'production → JSON on stdout', options: { environment: 'production' }, transport: false, level: 'info' },
-    { name: 'custom level', options: { environment: 'production', level: 'debug' as const }, transport: false, level: 'debug' },
+    {
+      name: 'custom level',
+      options: { environment: 'production', level: 'debug' as const },
+      transport: false,
+      level: 'debug',
+    },
     { name: 'development → pino-pretty', options: { environment: 'development' }, transport: true, level: 'info' },
-    { name: 'a stream always gets JSON', options: { environment: 'development', stream: { write() {} } }, transport: false, level: 'info' },
+    {
+      name: 'a stream always gets JSON',
+      options: { environment: 'development', stream: { write() {} } },
+      transport: false,
+      level: 'info',
+    },
   ])('$name', ({ options, transport, level }) => {
     const config = setupLogging(options);
     expect(config.level).toBe(level);

@@ -8,12 +8,33 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseManager, ModelReader, runWithContext, ValidationError, ForbiddenError } from '@core/runtime';
+import { ModelReader, runWithContext, ValidationError, ForbiddenError } from '@core/runtime';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
 import { Comment, fixtureEntities, Profile, Project, Task, User } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase, type DatabaseSuite } from '../helpers/databases.js';
-import { bulkTask, insertTasks, rejectsWithoutSql, restrictedContext, seedGraph, statements, type Seeded } from './search-fixtures.js';
+import {
+  bulkTask,
+  insertTasks,
+  rejectsWithoutSql,
+  restrictedContext,
+  seedGraph,
+  statements,
+  type Seeded,
+} from './search-fixtures.js';
 
-const TASK_KEYS = ['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email', 'points', 'due_on', 'due_at', 'project_id', 'created_at'];
+const TASK_KEYS = [
+  'id',
+  'title',
+  'description',
+  'priority',
+  'is_completed',
+  'assignee_email',
+  'points',
+  'due_on',
+  'due_at',
+  'project_id',
+  'created_at',
+];
 
 describeEachDatabase('ModelReader', { entities: fixtureEntities }, modelReaderTests);
 
@@ -28,7 +49,10 @@ describe('ModelReader [sqlite file]', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'core-reader-'));
     suite.url = `sqlite:${join(dir, 'app.db')}`;
-    suite.db = await manager.initApp(suite.url, false, { entities: fixtureEntities, cursorSecret: 'test-cursor-secret-0123456789abcdef' });
+    suite.db = await manager.initApp(suite.url, false, {
+      entities: fixtureEntities,
+      cursorSecret: 'test-cursor-secret-0123456789abcdef',
+    });
     await suite.db.resetSchema();
   });
   afterAll(async () => {
@@ -50,7 +74,13 @@ function modelReaderTests(suite: DatabaseSuite): void {
     bulkIds = bulk.map((b) => b.id);
     await suite.db.orm.em.fork().insertMany(
       Comment,
-      bulk.map((b, i) => ({ id: randomUUID(), body: `c${i}`, task: b.id, author: seeded.users.get('ann')!, created_at: new Date() })) as never,
+      bulk.map((b, i) => ({
+        id: randomUUID(),
+        body: `c${i}`,
+        task: b.id,
+        author: seeded.users.get('ann')!,
+        created_at: new Date(),
+      })) as never,
     );
     tasks = new ModelReader(suite.db, Task);
   });
@@ -60,11 +90,23 @@ function modelReaderTests(suite: DatabaseSuite): void {
     it('are plain objects: columns by name, to-one keys as <relation>_id, Dates, booleans, nulls', async () => {
       const row = (await tasks.get(idOf('Mixed Case Title')))!;
       expect(Object.keys(row)).toEqual(TASK_KEYS);
-      expect(row).toMatchObject({ title: 'Mixed Case Title', is_completed: true, points: 8, project_id: null, due_on: null, assignee_email: null });
+      expect(row).toMatchObject({
+        title: 'Mixed Case Title',
+        is_completed: true,
+        points: 8,
+        project_id: null,
+        due_on: null,
+        assignee_email: null,
+      });
       expect(row.due_at).toEqual(new Date('2026-02-01T12:30:00Z'));
       expect(row.created_at).toBeInstanceOf(Date);
       const other = (await tasks.get(idOf('Quarterly report')))!;
-      expect(other).toMatchObject({ is_completed: true, due_on: '2026-04-30', due_at: null, project_id: seeded.projects.get('Gamma') });
+      expect(other).toMatchObject({
+        is_completed: true,
+        due_on: '2026-04-30',
+        due_at: null,
+        project_id: seeded.projects.get('Gamma'),
+      });
       expect((await tasks.get(idOf('50 percent')))!.is_completed).toBe(false);
       expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
     });
@@ -73,7 +115,10 @@ function modelReaderTests(suite: DatabaseSuite): void {
       const { result, queries } = await countQueries(suite.db, () => tasks.get(randomUUID()));
       expect(result).toBeNull();
       expect(queries).toHaveLength(1);
-      expect(await rejectsWithoutSql(suite.db, () => tasks.get('12'), ValidationError)).toMatchObject({ path: 'id', reason: 'invalid_value' });
+      expect(await rejectsWithoutSql(suite.db, () => tasks.get('12'), ValidationError)).toMatchObject({
+        path: 'id',
+        reason: 'invalid_value',
+      });
       await rejectsWithoutSql(suite.db, () => tasks.get({ id: 1 }), ValidationError);
       await rejectsWithoutSql(suite.db, () => tasks.get(idOf('50 percent'), { include: ['nope'] }), ValidationError);
     });
@@ -99,15 +144,27 @@ function modelReaderTests(suite: DatabaseSuite): void {
 
     it('getByIds refuses the whole call when one id is invalid, naming it, before any SQL', async () => {
       const ids = [idOf('50 percent'), idOf('Quarterly report'), randomUUID(), "1' or '1'='1", randomUUID()];
-      expect(await rejectsWithoutSql(suite.db, () => tasks.getByIds(ids), ValidationError)).toMatchObject({ path: 'ids[3]' });
+      expect(await rejectsWithoutSql(suite.db, () => tasks.getByIds(ids), ValidationError)).toMatchObject({
+        path: 'ids[3]',
+      });
       await rejectsWithoutSql(suite.db, () => tasks.getByIds('abc' as unknown as string[]), ValidationError);
     });
 
     it('getList is a search with list parameters', async () => {
-      const page = await tasks.getList({ filters: [{ field: 'project.name', op: 'eq', value: 'Gamma' }], sort: [{ field: 'title' }], include: ['project'], limit: 1 });
+      const page = await tasks.getList({
+        filters: [{ field: 'project.name', op: 'eq', value: 'Gamma' }],
+        sort: [{ field: 'title' }],
+        include: ['project'],
+        limit: 1,
+      });
       expect(page).toMatchObject({ limit: 1, offset: 0, hasMore: true });
       expect(page.items[0]).toMatchObject({ title: 'C:\\Temp\\files', project: { name: 'Gamma' } });
-      const next = await tasks.getList({ filters: [{ field: 'project.name', op: 'eq', value: 'Gamma' }], sort: [{ field: 'title' }], limit: 1, cursor: page.nextCursor! });
+      const next = await tasks.getList({
+        filters: [{ field: 'project.name', op: 'eq', value: 'Gamma' }],
+        sort: [{ field: 'title' }],
+        limit: 1,
+        cursor: page.nextCursor!,
+      });
       expect(next.items.map((r) => r.title)).toEqual(['Quarterly report']);
       expect(new ModelReader(suite.db, Task, { maxDepth: 1 }).engine.maxDepth).toBe(1);
     });
@@ -133,10 +190,22 @@ function modelReaderTests(suite: DatabaseSuite): void {
     });
 
     it('puts to-one relations under their name (object or null) and to-many ones as arrays', async () => {
-      const rows = await tasks.getByIds([idOf('50% off sale'), idOf('Mixed Case Title')], { include: ['project.owner', 'comments.author', 'labels'] });
+      const rows = await tasks.getByIds([idOf('50% off sale'), idOf('Mixed Case Title')], {
+        include: ['project.owner', 'comments.author', 'labels'],
+      });
       const [sale, mixed] = rows as Record<string, unknown>[];
-      expect(sale!.project).toMatchObject({ name: 'Alpha', budget: 100, owner_id: seeded.users.get('ann'), owner: { name: 'Ann Archer' } });
-      expect((sale!.comments as { body: string; author: { name: string } }[]).map((c) => [c.body, c.author.name]).sort()).toEqual([['first', 'Ann Archer'], ['second', 'Bob Brown']]);
+      expect(sale!.project).toMatchObject({
+        name: 'Alpha',
+        budget: 100,
+        owner_id: seeded.users.get('ann'),
+        owner: { name: 'Ann Archer' },
+      });
+      expect(
+        (sale!.comments as { body: string; author: { name: string } }[]).map((c) => [c.body, c.author.name]).sort(),
+      ).toEqual([
+        ['first', 'Ann Archer'],
+        ['second', 'Bob Brown'],
+      ]);
       expect((sale!.labels as { name: string }[]).map((l) => l.name).sort()).toEqual(['bug', 'urgent']);
       expect(mixed).toMatchObject({ project: null, comments: [] });
       expect((mixed!.labels as unknown[]).length).toBe(2);
@@ -146,14 +215,21 @@ function modelReaderTests(suite: DatabaseSuite): void {
 
     it('joins both sides of a one-to-one and loads a to-many under a to-one', async () => {
       const users = new ModelReader(suite.db, User);
-      const { result: ann, queries } = await countQueries(suite.db, () => users.get(seeded.users.get('ann')!, { include: ['profile'] }));
+      const { result: ann, queries } = await countQueries(suite.db, () =>
+        users.get(seeded.users.get('ann')!, { include: ['profile'] }),
+      );
       expect(queries).toHaveLength(1);
       expect(ann!.profile).toMatchObject({ bio: 'Ann writes', user_id: seeded.users.get('ann') });
       expect((await users.get(seeded.users.get('bob')!, { include: ['profile'] }))!.profile).toBeNull();
       const profiles = await new ModelReader(suite.db, Profile).getList({ include: ['user'] });
       expect(profiles.items[0]!.user).toMatchObject({ name: 'Ann Archer' });
-      const gamma = (await new ModelReader(suite.db, Project).get(seeded.projects.get('Gamma')!, { include: ['tasks'] }))!;
-      expect((gamma.tasks as { title: string }[]).map((t) => t.title).sort()).toEqual(['C:\\Temp\\files', 'Quarterly report']);
+      const gamma = (await new ModelReader(suite.db, Project).get(seeded.projects.get('Gamma')!, {
+        include: ['tasks'],
+      }))!;
+      expect((gamma.tasks as { title: string }[]).map((t) => t.title).sort()).toEqual([
+        'C:\\Temp\\files',
+        'Quarterly report',
+      ]);
     });
 
     it('refuses a to-many include that would load more than maxIncludedRows', async () => {
@@ -178,7 +254,11 @@ function modelReaderTests(suite: DatabaseSuite): void {
       const { result, sql } = await statements(suite.db, () => runWithContext(ctx, () => tasks.getList({ limit: 3 })));
       expect(sql[0]).not.toContain('project_id');
       expect(result.items[0]).not.toHaveProperty('project_id');
-      await rejectsWithoutSql(suite.db, () => runWithContext(ctx, () => tasks.get(idOf('50% off sale'), { include: ['project'] })), ForbiddenError);
+      await rejectsWithoutSql(
+        suite.db,
+        () => runWithContext(ctx, () => tasks.get(idOf('50% off sale'), { include: ['project'] })),
+        ForbiddenError,
+      );
     });
 
     it("leaves a target model's restricted field out of included rows", async () => {
@@ -196,7 +276,9 @@ function modelReaderTests(suite: DatabaseSuite): void {
     });
 
     it('still reads a restricted primary key for its own use, without returning it', async () => {
-      const rows = await runWithContext(restrictedContext('tasks.id'), () => tasks.getByIds([idOf('50 percent')], { include: ['comments'] }));
+      const rows = await runWithContext(restrictedContext('tasks.id'), () =>
+        tasks.getByIds([idOf('50 percent')], { include: ['comments'] }),
+      );
       expect(rows).toHaveLength(1);
       expect(rows[0]).not.toHaveProperty('id');
       expect((rows[0]!.comments as unknown[]).length).toBe(1);

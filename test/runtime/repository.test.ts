@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  AppException,
+  type AppException,
   BaseRepository,
   ConflictError,
   NotFoundError,
@@ -15,7 +15,10 @@ import { countQueries, describeEachDatabase } from '../helpers/databases.js';
 type TaskInput = Record<string, unknown>;
 
 /** The rejection of `promise`, which must be an AppException of `type`. */
-async function rejection<E extends AppException>(promise: Promise<unknown>, type: new (...args: never[]) => E): Promise<E> {
+async function rejection<E extends AppException>(
+  promise: Promise<unknown>,
+  type: new (...args: never[]) => E,
+): Promise<E> {
   const error = await promise.then(
     () => undefined,
     (err: unknown) => err,
@@ -25,7 +28,10 @@ async function rejection<E extends AppException>(promise: Promise<unknown>, type
 }
 
 async function labelIdsOf(db: Database, taskId: string): Promise<string[]> {
-  const rows = await db.select<{ label_id: string }>('select label_id from tasks_labels where task_id = ? order by label_id', [taskId]);
+  const rows = await db.select<{ label_id: string }>(
+    'select label_id from tasks_labels where task_id = ? order by label_id',
+    [taskId],
+  );
   return rows.map((r) => r.label_id);
 }
 
@@ -53,11 +59,20 @@ describeEachDatabase('BaseRepository', { entities: fixtureEntities }, (suite) =>
 
   it('creates a record and returns it exactly as get() returns it', async () => {
     const project = await newProject();
-    const created = await tasks.create({ title: 'Write docs', project_id: project.id, assignee_email: 'a@example.com' });
+    const created = await tasks.create({
+      title: 'Write docs',
+      project_id: project.id,
+      assignee_email: 'a@example.com',
+    });
     const read = await tasks.get(created.id as string);
     expect(created).toEqual(read);
     expect(JSON.stringify(created)).toBe(JSON.stringify(read));
-    expect(created).toMatchObject({ title: 'Write docs', priority: 'medium', is_completed: false, project_id: project.id });
+    expect(created).toMatchObject({
+      title: 'Write docs',
+      priority: 'medium',
+      is_completed: false,
+      project_id: project.id,
+    });
   });
 
   it('links many-to-many relations from <singular>_ids, checking each relation with one query', async () => {
@@ -66,7 +81,9 @@ describeEachDatabase('BaseRepository', { entities: fixtureEntities }, (suite) =>
       tasks.create({ title: 'linked', project_id: project.id, label_ids: [a.id, b.id, a.id] }),
     );
     expect(await labelIdsOf(suite.db, task.id as string)).toEqual([a.id, b.id].sort());
-    const checks = queries.filter((q) => q.source === 'read' && /^select .* from .(projects|labels). where/i.test(q.sql));
+    const checks = queries.filter(
+      (q) => q.source === 'read' && /^select .* from .(projects|labels). where/i.test(q.sql),
+    );
     expect(checks).toHaveLength(2);
   });
 
@@ -164,7 +181,12 @@ describeEachDatabase('BaseRepository', { entities: fixtureEntities }, (suite) =>
         { title: 'replaced', assignee_email: 'attacker@example.com' },
         { replace: true, keep: ['tasks.assignee_email', 'project_id', 'labels'] },
       );
-      expect(row).toMatchObject({ title: 'replaced', priority: 'medium', assignee_email: 'owner@example.com', project_id: project.id });
+      expect(row).toMatchObject({
+        title: 'replaced',
+        priority: 'medium',
+        assignee_email: 'owner@example.com',
+        project_id: project.id,
+      });
       expect(await labelIdsOf(suite.db, id)).toEqual([label.id]);
     });
 
@@ -196,7 +218,10 @@ describeEachDatabase('BaseRepository', { entities: fixtureEntities }, (suite) =>
   it('turns a unique violation into a 409 that names the table and field but never the value', async () => {
     const secret = `secret-${randomUUID()}`;
     await projects.create({ name: secret });
-    for (const call of [() => projects.create({ name: secret }), async () => projects.update((await newProject()).id as string, { name: secret })]) {
+    for (const call of [
+      () => projects.create({ name: secret }),
+      async () => projects.update((await newProject()).id as string, { name: secret }),
+    ]) {
       const error = await rejection(call(), ConflictError);
       expect(error.statusCode).toBe(409);
       expect(error.message).toMatch(/projects/);
@@ -210,14 +235,20 @@ describeEachDatabase('BaseRepository', { entities: fixtureEntities }, (suite) =>
     // writes through uow.em and flushes with this.flush() gets the same mapping.
     class RawTasks extends BaseRepository<Task, TaskInput, TaskInput> {
       insertUnchecked(values: TaskInput): Promise<void> {
-        return UnitOfWork.run(async (uow) => {
-          uow.em.create(Task, values as never);
-          await this.flush(uow);
-        }, { db: this.db });
+        return UnitOfWork.run(
+          async (uow) => {
+            uow.em.create(Task, values as never);
+            await this.flush(uow);
+          },
+          { db: this.db },
+        );
       }
     }
     const missingProject = randomUUID();
-    const error = await rejection(new RawTasks(Task, suite.db).insertUnchecked({ title: 'orphan', project: missingProject }), ConflictError);
+    const error = await rejection(
+      new RawTasks(Task, suite.db).insertUnchecked({ title: 'orphan', project: missingProject }),
+      ConflictError,
+    );
     expect(error.message).toMatch(/tasks/);
     expect(error.details[0]!.reason).toBe('foreign_key');
     if (suite.name === 'postgresql') expect(error.details.map((d) => d.path)).toEqual(['project_id']);

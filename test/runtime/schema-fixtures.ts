@@ -8,7 +8,9 @@ export class TaskCreate extends ContextSchema {
     title: Type.String({ maxLength: 255 }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { default: null })),
     priority: Type.Optional(Type.String({ maxLength: 50, default: 'medium' })),
-    assignee_email: Type.Optional(Type.Union([Type.String({ maxLength: 255, format: 'email' }), Type.Null()], { default: null })),
+    assignee_email: Type.Optional(
+      Type.Union([Type.String({ maxLength: 255, format: 'email' }), Type.Null()], { default: null }),
+    ),
     project_id: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { default: null })),
   });
   static override readonly foreignKeys = { project_id: 'project' };
@@ -23,7 +25,9 @@ export class TaskUpdate extends ContextSchema {
     description: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { default: null })),
     priority: Type.Optional(Type.String({ maxLength: 50, default: 'medium' })),
     is_completed: Type.Optional(Type.Boolean({ default: false })),
-    assignee_email: Type.Optional(Type.Union([Type.String({ maxLength: 255, format: 'email' }), Type.Null()], { default: null })),
+    assignee_email: Type.Optional(
+      Type.Union([Type.String({ maxLength: 255, format: 'email' }), Type.Null()], { default: null }),
+    ),
     project_id: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { default: null })),
   });
   static override readonly foreignKeys = { project_id: 'project' };

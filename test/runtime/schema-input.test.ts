@@ -11,7 +11,7 @@ import {
   type SchemaPatch,
 } from '@core/runtime';
 import {
-  CommentOut,
+  type CommentOut,
   ctxWith,
   PROJECT_ID,
   ProjectOut,
@@ -40,12 +40,42 @@ describe('ContextSchema.parse: restricted fields are pruned before validation', 
   // Each restricted value would fail validation if it were validated (or is simply a value to hide):
   // the parse must succeed and the key must be gone.
   const cases: { name: string; restricted: string[]; body: Record<string, unknown>; gone: string[] }[] = [
-    { name: 'valid restricted value', restricted: ['tasks.assignee_email'], body: { title: 't', assignee_email: 'a@b.co' }, gone: ['assignee_email'] },
-    { name: 'too long', restricted: ['tasks.assignee_email'], body: { title: 't', assignee_email: 'x'.repeat(300) }, gone: ['assignee_email'] },
-    { name: 'wrong type', restricted: ['tasks.assignee_email'], body: { title: 't', assignee_email: 42 }, gone: ['assignee_email'] },
-    { name: 'relation entry prunes its foreign key', restricted: ['tasks.project'], body: { title: 't', project_id: PROJECT_ID }, gone: ['project_id'] },
-    { name: 'foreign key entry', restricted: ['tasks.project_id'], body: { title: 't', project_id: 'not-a-uuid' }, gone: ['project_id'] },
-    { name: 'two entries', restricted: ['tasks.priority', 'tasks.description'], body: { title: 't', priority: 7, description: false }, gone: ['priority', 'description'] },
+    {
+      name: 'valid restricted value',
+      restricted: ['tasks.assignee_email'],
+      body: { title: 't', assignee_email: 'a@b.co' },
+      gone: ['assignee_email'],
+    },
+    {
+      name: 'too long',
+      restricted: ['tasks.assignee_email'],
+      body: { title: 't', assignee_email: 'x'.repeat(300) },
+      gone: ['assignee_email'],
+    },
+    {
+      name: 'wrong type',
+      restricted: ['tasks.assignee_email'],
+      body: { title: 't', assignee_email: 42 },
+      gone: ['assignee_email'],
+    },
+    {
+      name: 'relation entry prunes its foreign key',
+      restricted: ['tasks.project'],
+      body: { title: 't', project_id: PROJECT_ID },
+      gone: ['project_id'],
+    },
+    {
+      name: 'foreign key entry',
+      restricted: ['tasks.project_id'],
+      body: { title: 't', project_id: 'not-a-uuid' },
+      gone: ['project_id'],
+    },
+    {
+      name: 'two entries',
+      restricted: ['tasks.priority', 'tasks.description'],
+      body: { title: 't', priority: 7, description: false },
+      gone: ['priority', 'description'],
+    },
   ];
   it.each(cases)('$name', ({ restricted, body, gone }) => {
     const parsed = TaskCreate.parse(body, ctxWith(...restricted));
@@ -59,7 +89,10 @@ describe('ContextSchema.parse: restricted fields are pruned before validation', 
   });
 
   it('ignores entries of other namespaces or paths', () => {
-    const parsed = TaskCreate.parse({ title: 't', assignee_email: 'a@b.co' }, ctxWith('projects.assignee_email', 'tasks.project.assignee_email'));
+    const parsed = TaskCreate.parse(
+      { title: 't', assignee_email: 'a@b.co' },
+      ctxWith('projects.assignee_email', 'tasks.project.assignee_email'),
+    );
     expect(parsed.assignee_email).toBe('a@b.co');
   });
 
@@ -68,7 +101,9 @@ describe('ContextSchema.parse: restricted fields are pruned before validation', 
   });
 
   it('reads the active context when none is passed', () => {
-    const parsed = runWithContext(ctxWith('tasks.assignee_email'), () => TaskCreate.parse({ title: 't', assignee_email: 'a@b.co' }));
+    const parsed = runWithContext(ctxWith('tasks.assignee_email'), () =>
+      TaskCreate.parse({ title: 't', assignee_email: 'a@b.co' }),
+    );
     expect(parsed).not.toHaveProperty('assignee_email');
     expect(TaskCreate.parse({ title: 't', assignee_email: 'a@b.co' }).assignee_email).toBe('a@b.co'); // system context
   });
@@ -78,7 +113,13 @@ describe('ContextSchema.parse: unknown keys, defaults, modes', () => {
   it('drops unknown keys silently and does not touch the input', () => {
     const body = { title: 't', nope: 1, __proto__x: 2, is_completed: true };
     const copy = structuredClone(body);
-    expect(TaskCreate.parse(body, NONE)).toEqual({ title: 't', description: null, priority: 'medium', assignee_email: null, project_id: null });
+    expect(TaskCreate.parse(body, NONE)).toEqual({
+      title: 't',
+      description: null,
+      priority: 'medium',
+      assignee_email: null,
+      project_id: null,
+    });
     expect(body).toEqual(copy);
   });
 
@@ -87,17 +128,34 @@ describe('ContextSchema.parse: unknown keys, defaults, modes', () => {
     { mode: 'replace' as const, schema: TaskUpdate },
   ])('$mode applies defaults to absent fields and keeps sent ones', ({ mode, schema }) => {
     const parsed = schema.parse({ title: 't', priority: 'high' }, NONE, { mode });
-    expect(parsed).toMatchObject({ title: 't', description: null, priority: 'high', assignee_email: null, project_id: null });
+    expect(parsed).toMatchObject({
+      title: 't',
+      description: null,
+      priority: 'high',
+      assignee_email: null,
+      project_id: null,
+    });
   });
 
   it('replace: every writable field is present, so the router can assign the whole body', () => {
     const { data, absent } = TaskUpdate.parseDetailed({ title: 't' }, NONE, { mode: 'replace' });
-    expect(data).toEqual({ title: 't', description: null, priority: 'medium', is_completed: false, assignee_email: null, project_id: null });
+    expect(data).toEqual({
+      title: 't',
+      description: null,
+      priority: 'medium',
+      is_completed: false,
+      assignee_email: null,
+      project_id: null,
+    });
     expect(absent).toEqual([]);
   });
 
   it('replace: restricted fields are neither returned nor reported absent (they keep their stored value)', () => {
-    const { data, absent } = TaskUpdate.parseDetailed({ title: 't', assignee_email: 'a@b.co' }, ctxWith('tasks.assignee_email'), { mode: 'replace' });
+    const { data, absent } = TaskUpdate.parseDetailed(
+      { title: 't', assignee_email: 'a@b.co' },
+      ctxWith('tasks.assignee_email'),
+      { mode: 'replace' },
+    );
     expect(data).not.toHaveProperty('assignee_email');
     expect(absent).toEqual([]);
   });
@@ -107,7 +165,10 @@ describe('ContextSchema.parse: unknown keys, defaults, modes', () => {
       static override readonly __model__ = 'notes';
       static override readonly fields = Type.Object({ text: Type.String(), color: Type.Optional(Type.String()) });
     }
-    expect(NoteUpdate.parseDetailed({ text: 'x' }, NONE, { mode: 'replace' })).toEqual({ data: { text: 'x' }, absent: ['color'] });
+    expect(NoteUpdate.parseDetailed({ text: 'x' }, NONE, { mode: 'replace' })).toEqual({
+      data: { text: 'x' },
+      absent: ['color'],
+    });
     expect(NoteUpdate.parseDetailed({ text: 'x', color: 'red' }, NONE, { mode: 'replace' }).absent).toEqual([]);
   });
 
@@ -139,9 +200,21 @@ describe('ContextSchema.parse: unknown keys, defaults, modes', () => {
 
 describe('ContextSchema.parse: validation errors', () => {
   const cases: { name: string; body: unknown; details: ErrorDetail[] }[] = [
-    { name: 'array body', body: [{ title: 't' }], details: [{ path: '', message: 'must be an object; received an array', reason: 'type' }] },
-    { name: 'null body', body: null, details: [{ path: '', message: 'must be an object; received null', reason: 'type' }] },
-    { name: 'string body', body: 'title', details: [{ path: '', message: 'must be an object; received a string', reason: 'type' }] },
+    {
+      name: 'array body',
+      body: [{ title: 't' }],
+      details: [{ path: '', message: 'must be an object; received an array', reason: 'type' }],
+    },
+    {
+      name: 'null body',
+      body: null,
+      details: [{ path: '', message: 'must be an object; received null', reason: 'type' }],
+    },
+    {
+      name: 'string body',
+      body: 'title',
+      details: [{ path: '', message: 'must be an object; received a string', reason: 'type' }],
+    },
     { name: 'missing required', body: {}, details: [{ path: 'title', message: 'is required', reason: 'required' }] },
     { name: 'wrong type', body: { title: 5 }, details: [{ path: 'title', message: 'must be string', reason: 'type' }] },
     {
@@ -181,15 +254,22 @@ describe('ContextSchema.parse: validation errors', () => {
   it('literal unions list their values', () => {
     class Job extends ContextSchema {
       static override readonly __model__ = 'jobs';
-      static override readonly fields = Type.Object({ state: Type.Union([Type.Literal('new'), Type.Literal('done'), Type.Null()]) });
+      static override readonly fields = Type.Object({
+        state: Type.Union([Type.Literal('new'), Type.Literal('done'), Type.Null()]),
+      });
     }
-    expect(validationDetails(() => Job.parse({ state: 'old' }, NONE))).toEqual([{ path: 'state', message: 'must be "new" or "done" or null', reason: 'enum' }]);
+    expect(validationDetails(() => Job.parse({ state: 'old' }, NONE))).toEqual([
+      { path: 'state', message: 'must be "new" or "done" or null', reason: 'enum' },
+    ]);
   });
 
   it('never echoes a value back, restricted or not', () => {
     const secret = 'secret-value-1234@example.com';
     const details = validationDetails(() =>
-      TaskCreate.parse({ title: secret.repeat(20), description: 7, assignee_email: secret + '!'.repeat(300) }, ctxWith('tasks.assignee_email')),
+      TaskCreate.parse(
+        { title: secret.repeat(20), description: 7, assignee_email: secret + '!'.repeat(300) },
+        ctxWith('tasks.assignee_email'),
+      ),
     );
     expect(details.map((d) => d.path)).toEqual(['title', 'description']);
     expect(JSON.stringify(details)).not.toContain('secret-value');
@@ -223,7 +303,9 @@ describe('ContextSchema types', () => {
   it('output types follow relations, including cycles', () => {
     expectTypeOf<TaskOutput['project']>().toEqualTypeOf<SchemaOutput<typeof ProjectOut> | null | undefined>();
     expectTypeOf<NonNullable<TaskOutput['comments']>>().toEqualTypeOf<SchemaOutput<typeof CommentOut>[]>();
-    expectTypeOf<NonNullable<SchemaOutput<typeof ProjectOut>['tasks']>[number]['assignee_email']>().toEqualTypeOf<string | null>();
+    expectTypeOf<NonNullable<SchemaOutput<typeof ProjectOut>['tasks']>[number]['assignee_email']>().toEqualTypeOf<
+      string | null
+    >();
     expectTypeOf<MaskedOutput<typeof TaskOut>['assignee_email']>().toEqualTypeOf<string | null | undefined>();
     const masked = () => TaskOut.mask([]);
     expectTypeOf(masked).returns.toEqualTypeOf<MaskedOutput<typeof TaskOut>[]>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runWithContext } from '@core/runtime';
-import { DATE_TIME_YEARS_PATTERN } from '../../runtime/src/data/calendar.js';
+import { DATE_TIME_YEARS_PATTERN } from '../../runtime/src/model/calendar.js';
 import { ctxWith, ProjectOut, TaskCreate, TaskOut, TaskUpdate } from './schema-fixtures.js';
 
 const TASK_OUT_PROPERTIES = {
@@ -22,7 +22,11 @@ const PROJECT_OUT_PROPERTIES = {
 const COMMENT_OUT = {
   title: 'CommentOut',
   type: 'object',
-  properties: { id: { type: 'string', format: 'uuid' }, body: { type: 'string' }, task_id: { type: 'string', format: 'uuid' } },
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    body: { type: 'string' },
+    task_id: { type: 'string', format: 'uuid' },
+  },
   required: ['id', 'body', 'task_id'],
 };
 const without = <T extends Record<string, unknown>>(object: T, ...keys: string[]): Partial<T> =>
@@ -86,7 +90,10 @@ describe('jsonSchema: the document `?schema=true` answers', () => {
     const doc = TaskOut.jsonSchema(ctx);
     expect(doc.properties).toEqual(without(TASK_OUT_PROPERTIES, 'assignee_email'));
     expect(doc.required).not.toContain('assignee_email');
-    expect(doc['x-relations']?.['project']).toMatchObject({ properties: without(PROJECT_OUT_PROPERTIES, 'budget'), required: ['id', 'name'] });
+    expect(doc['x-relations']?.['project']).toMatchObject({
+      properties: without(PROJECT_OUT_PROPERTIES, 'budget'),
+      required: ['id', 'name'],
+    });
     expect(TaskOut.restrictedFieldsFor(ctx)).toEqual([...meta, 'tasks.assignee_email'].sort());
   });
 
@@ -113,7 +120,9 @@ describe('jsonSchema: the document `?schema=true` answers', () => {
   it('meta is empty when nothing applies, and reads the active context by default', () => {
     expect(TaskOut.restrictedFieldsFor(ctxWith('users.password', 'tasks.no_such_field'))).toEqual([]);
     expect(runWithContext(ctxWith('tasks.title'), () => TaskOut.restrictedFieldsFor())).toEqual(['tasks.title']);
-    expect(runWithContext(ctxWith('tasks.title'), () => Object.keys(TaskOut.jsonSchema().properties))).not.toContain('title');
+    expect(runWithContext(ctxWith('tasks.title'), () => Object.keys(TaskOut.jsonSchema().properties))).not.toContain(
+      'title',
+    );
     expect(TaskOut.jsonSchema().properties).toHaveProperty('title'); // system context
   });
 

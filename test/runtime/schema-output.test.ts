@@ -24,7 +24,12 @@ const TASK = {
   created_at: CREATED,
 };
 const task = (overrides: Record<string, unknown> = {}) => ({ ...TASK, ...overrides });
-const project = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({ id: PROJECT_ID, name: 'Core', budget: 1000, ...overrides });
+const project = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  id: PROJECT_ID,
+  name: 'Core',
+  budget: 1000,
+  ...overrides,
+});
 
 /** Both output paths must agree: the compiled serializer (parsed back) and `mask`. */
 function render(schema: SchemaDefinition & typeof ContextSchema, value: unknown, restricted: string[]): unknown {
@@ -39,9 +44,27 @@ const { assignee_email: _email, ...taskWithoutEmail } = { ...task(), created_at:
 const { budget: _budget, ...projectWithoutBudget } = project();
 
 describe('output masking (serializer and mask)', () => {
-  const cases: { name: string; schema: SchemaDefinition & typeof ContextSchema; restricted: string[]; value: unknown; expected: unknown }[] = [
-    { name: 'no restriction: every field, dates as ISO strings', schema: TaskOut, restricted: [], value: task(), expected: { ...task(), created_at: ISO } },
-    { name: 'top-level field', schema: TaskOut, restricted: ['tasks.assignee_email'], value: task(), expected: taskWithoutEmail },
+  const cases: {
+    name: string;
+    schema: SchemaDefinition & typeof ContextSchema;
+    restricted: string[];
+    value: unknown;
+    expected: unknown;
+  }[] = [
+    {
+      name: 'no restriction: every field, dates as ISO strings',
+      schema: TaskOut,
+      restricted: [],
+      value: task(),
+      expected: { ...task(), created_at: ISO },
+    },
+    {
+      name: 'top-level field',
+      schema: TaskOut,
+      restricted: ['tasks.assignee_email'],
+      value: task(),
+      expected: taskWithoutEmail,
+    },
     {
       name: 'array of rows',
       schema: TaskOut,
@@ -57,7 +80,13 @@ describe('output masking (serializer and mask)', () => {
       value: task({ project: project() }),
       expected: { ...task(), created_at: ISO, project: projectWithoutBudget },
     },
-    { name: 'namespace entry at top level', schema: ProjectOut, restricted: ['projects.budget'], value: project(), expected: projectWithoutBudget },
+    {
+      name: 'namespace entry at top level',
+      schema: ProjectOut,
+      restricted: ['projects.budget'],
+      value: project(),
+      expected: projectWithoutBudget,
+    },
     {
       name: 'path entry masks the nested field',
       schema: TaskOut,
@@ -65,7 +94,13 @@ describe('output masking (serializer and mask)', () => {
       value: task({ project: project() }),
       expected: { ...task(), created_at: ISO, project: projectWithoutBudget },
     },
-    { name: 'path entry leaves projects at top level alone', schema: ProjectOut, restricted: ['tasks.project.budget'], value: project(), expected: project() },
+    {
+      name: 'path entry leaves projects at top level alone',
+      schema: ProjectOut,
+      restricted: ['tasks.project.budget'],
+      value: project(),
+      expected: project(),
+    },
     {
       name: 'relation entry masks the relation and its foreign key',
       schema: TaskOut,
@@ -84,8 +119,20 @@ describe('output masking (serializer and mask)', () => {
       name: 'to-many relation, masked per row',
       schema: TaskOut,
       restricted: ['comments.body'],
-      value: task({ comments: [{ id: 'c1', body: 'x', task_id: TASK_ID }, { id: 'c2', body: 'y', task_id: TASK_ID }] }),
-      expected: { ...task(), created_at: ISO, comments: [{ id: 'c1', task_id: TASK_ID }, { id: 'c2', task_id: TASK_ID }] },
+      value: task({
+        comments: [
+          { id: 'c1', body: 'x', task_id: TASK_ID },
+          { id: 'c2', body: 'y', task_id: TASK_ID },
+        ],
+      }),
+      expected: {
+        ...task(),
+        created_at: ISO,
+        comments: [
+          { id: 'c1', task_id: TASK_ID },
+          { id: 'c2', task_id: TASK_ID },
+        ],
+      },
     },
     {
       name: 'cycle: tasks under a project are masked by the tasks namespace',
@@ -135,7 +182,12 @@ describe('output masking (serializer and mask)', () => {
     }
     const local = new Date(2026, 4, 6, 7, 8, 9);
     const value = { at: local, on: local, maybe: null, meta: { nested: [1, 'two'] } };
-    expect(render(Event, value, [])).toEqual({ at: local.toISOString(), on: '2026-05-06', maybe: null, meta: { nested: [1, 'two'] } });
+    expect(render(Event, value, [])).toEqual({
+      at: local.toISOString(),
+      on: '2026-05-06',
+      maybe: null,
+      meta: { nested: [1, 'two'] },
+    });
   });
 
   it('an unloaded to-one relation passed as a key never leaks the key: the serializer writes {}, mask leaves it out', () => {
@@ -147,7 +199,9 @@ describe('output masking (serializer and mask)', () => {
   it('reads the active context when none is passed', () => {
     const json = runWithContext(ctxWith('tasks.assignee_email'), () => TaskOut.serializer()(task()));
     expect(JSON.parse(json)).not.toHaveProperty('assignee_email');
-    expect(runWithContext(ctxWith('tasks.assignee_email'), () => TaskOut.mask(task()))).not.toHaveProperty('assignee_email');
+    expect(runWithContext(ctxWith('tasks.assignee_email'), () => TaskOut.mask(task()))).not.toHaveProperty(
+      'assignee_email',
+    );
   });
 });
 
@@ -218,7 +272,9 @@ describe('schema declaration errors name the class and the fix', () => {
       schema: class BadFk extends ContextSchema {
         static override readonly __model__ = 'bad';
         static override readonly fields = Type.Object({ id: Type.String() });
-        static override readonly relations = { project: { schema: () => ProjectOut, many: false, foreignKey: 'project_id' } };
+        static override readonly relations = {
+          project: { schema: () => ProjectOut, many: false, foreignKey: 'project_id' },
+        };
       },
       message: /BadFk\.relations\.project\.foreignKey names "project_id", which is not one of its fields \(id\)/,
     },

@@ -30,7 +30,7 @@ const fullText: FieldHandler = ({ op, value, dialect, column, path }) => {
   const words = value.toLowerCase().split(/\s+/).filter(Boolean);
   return {
     sql: words.map(() => `lower(${document}) like ? escape '\\'`).join(' and '),
-    params: words.map((w) => `%${w.replace(/[\\%_]/g, (c) => '\\' + c)}%`),
+    params: words.map((w) => `%${w.replace(/[\\%_]/g, (c) => `\\${c}`)}%`),
   };
 };
 
@@ -53,15 +53,21 @@ describeEachDatabase('SearchEngine', { entities: fixtureEntities }, (suite) => {
     });
 
     it('appends the primary key after the requested keys so ties have one order', async () => {
-      const { result, sql } = await statements(suite.db, () => engine.search({ sort: [{ field: 'priority', order: 'desc' }] }));
+      const { result, sql } = await statements(suite.db, () =>
+        engine.search({ sort: [{ field: 'priority', order: 'desc' }] }),
+      );
       expect(sql[0]).toMatch(/order by t0\.["`]priority["`] desc, t0\.["`]id["`] asc limit/);
       const rows = result.items.map((r) => ({ priority: r.priority as string, id: r.id as string }));
-      const expected = [...rows].sort((a, b) => (a.priority === b.priority ? byId(a.id, b.id) : a.priority < b.priority ? 1 : -1));
+      const expected = [...rows].sort((a, b) =>
+        a.priority === b.priority ? byId(a.id, b.id) : a.priority < b.priority ? 1 : -1,
+      );
       expect(rows).toEqual(expected);
     });
 
     it('adds no tiebreaker when the primary key is already a key', async () => {
-      const { result, sql } = await statements(suite.db, () => engine.search({ sort: [{ field: 'id', order: 'desc' }] }));
+      const { result, sql } = await statements(suite.db, () =>
+        engine.search({ sort: [{ field: 'id', order: 'desc' }] }),
+      );
       expect(sql[0]).toMatch(/order by t0\.["`]id["`] desc limit/);
       expect(result.items.map((r) => r.id)).toEqual([...seeded.tasks.values()].sort(byId).reverse());
     });
@@ -74,11 +80,19 @@ describeEachDatabase('SearchEngine', { entities: fixtureEntities }, (suite) => {
     });
 
     it('sorts by a to-one relation path (left join; missing relations count as NULL)', async () => {
-      const page = await engine.search({ sort: [{ field: 'project.name', order: 'desc' }, { field: 'title' }], include: ['project'] });
+      const page = await engine.search({
+        sort: [{ field: 'project.name', order: 'desc' }, { field: 'title' }],
+        include: ['project'],
+      });
       const names = page.items.map((r) => (r.project as { name: string } | null)?.name ?? null);
       expect(names).toEqual(['Gamma', 'Gamma', 'Beta', 'Beta', 'Alpha', 'Alpha', 'Alpha', null, null]);
       const byOwner = await engine.search({ sort: [{ field: 'project.owner.name' }] });
-      expect(byOwner.items.slice(-2).map((r) => r.title).sort()).toEqual(['snakeXcase name', 'snake_case name']);
+      expect(
+        byOwner.items
+          .slice(-2)
+          .map((r) => r.title)
+          .sort(),
+      ).toEqual(['snakeXcase name', 'snake_case name']);
     });
   });
 
@@ -106,15 +120,22 @@ describeEachDatabase('SearchEngine', { entities: fixtureEntities }, (suite) => {
       const all = await q.execute();
       expect(all).toHaveLength(seeded.tasks.size);
       expect(all.slice(0, 3).map((r) => r.priority)).toEqual(['low', 'low', 'low']);
-      const rest = await engine.buildBaseQuery({ sort: [{ field: 'title' }] }).offset(7).execute();
+      const rest = await engine
+        .buildBaseQuery({ sort: [{ field: 'title' }] })
+        .offset(7)
+        .execute();
       expect(rest).toHaveLength(2);
     });
 
     it('applies the request limit and offset, and checks the request like search', async () => {
       expect(await engine.buildBaseQuery({ limit: 2, offset: 1 }).execute()).toHaveLength(2);
       const { queries } = await countQueries(suite.db, async () => {
-        expect(() => engine.buildBaseQuery({ filters: [{ field: 'nope', op: 'eq', value: 1 }] })).toThrow(ValidationError);
-        expect(() => engine.buildBaseQuery({ include: ['project'] }, restrictedContext('tasks.project'))).toThrow(ForbiddenError);
+        expect(() => engine.buildBaseQuery({ filters: [{ field: 'nope', op: 'eq', value: 1 }] })).toThrow(
+          ValidationError,
+        );
+        expect(() => engine.buildBaseQuery({ include: ['project'] }, restrictedContext('tasks.project'))).toThrow(
+          ForbiddenError,
+        );
       });
       expect(queries).toEqual([]);
     });
@@ -134,7 +155,9 @@ describeEachDatabase('SearchEngine', { entities: fixtureEntities }, (suite) => {
       ['campaign 50', ['50% off sale']],
       ['charts banner', []],
     ])('full-text %j over title and description', async (words, expected) => {
-      const { result, sql } = await statements(suite.db, () => engine.search({ filters: [{ field: 'search', op: 'eq', value: words }] }));
+      const { result, sql } = await statements(suite.db, () =>
+        engine.search({ filters: [{ field: 'search', op: 'eq', value: words }] }),
+      );
       expect(result.items.map((r) => r.title).sort()).toEqual(expected);
       if (suite.name === 'postgresql') expect(sql[0]).toContain("to_tsvector('simple'");
       else expect(sql[0]).toMatch(/lower\(coalesce\(t0\.`title`.* like \? escape/);
@@ -142,20 +165,41 @@ describeEachDatabase('SearchEngine', { entities: fixtureEntities }, (suite) => {
 
     it('combines with ordinary leaves inside groups', async () => {
       const page = await engine.search({
-        filters: [{ op: 'or', items: [{ field: 'search', op: 'eq', value: 'charts' }, { field: 'title', op: 'eq', value: '50 percent' }] }],
+        filters: [
+          {
+            op: 'or',
+            items: [
+              { field: 'search', op: 'eq', value: 'charts' },
+              { field: 'title', op: 'eq', value: '50 percent' },
+            ],
+          },
+        ],
       });
       expect(page.items.map((r) => r.title).sort()).toEqual(['50 percent', 'Quarterly report']);
     });
 
     it('lets the handler refuse a value before any SQL, and is subject to restrictions', async () => {
-      const detail = await rejectsWithoutSql(suite.db, () => engine.search({ filters: [{ field: 'search', op: 'ilike', value: 'x' }] }), ValidationError);
+      const detail = await rejectsWithoutSql(
+        suite.db,
+        () => engine.search({ filters: [{ field: 'search', op: 'ilike', value: 'x' }] }),
+        ValidationError,
+      );
       expect(detail.path).toBe('filters[0].value');
-      await rejectsWithoutSql(suite.db, () => engine.search({ filters: [{ field: 'search', op: 'eq', value: 'x' }] }, restrictedContext('tasks.search')), ForbiddenError);
+      await rejectsWithoutSql(
+        suite.db,
+        () =>
+          engine.search({ filters: [{ field: 'search', op: 'eq', value: 'x' }] }, restrictedContext('tasks.search')),
+        ForbiddenError,
+      );
     });
 
     it('belongs to its engine: another engine does not know the field', async () => {
       const plain = new SearchEngine(suite.db, Task);
-      const detail = await rejectsWithoutSql(suite.db, () => plain.search({ filters: [{ field: 'search', op: 'eq', value: 'charts' }] }), ValidationError);
+      const detail = await rejectsWithoutSql(
+        suite.db,
+        () => plain.search({ filters: [{ field: 'search', op: 'eq', value: 'charts' }] }),
+        ValidationError,
+      );
       expect(detail.reason).toBe('unknown_field');
     });
 
@@ -176,29 +220,51 @@ describeEachDatabase('SearchEngine', { entities: fixtureEntities }, (suite) => {
       const next = await ranged.search(request({ max: 5, min: 1 }, first.nextCursor!));
       expect(next.items.map((r) => r.points)).toEqual([3, 3]);
       for (const other of [{ min: 2, max: 5 }, { min: 1, max: 5, step: 1 }, [1, 5], '1-5']) {
-        const detail = await rejectsWithoutSql(suite.db, () => ranged.search(request(other, first.nextCursor!)), ValidationError);
+        const detail = await rejectsWithoutSql(
+          suite.db,
+          () => ranged.search(request(other, first.nextCursor!)),
+          ValidationError,
+        );
         expect(detail).toMatchObject({ path: 'cursor', reason: 'cursor_mismatch' });
       }
     });
 
     it('refuses a handler whose SQL and params disagree', async () => {
       const broken = new SearchEngine(suite.db, Task).registerHandler('broken', () => ({ sql: '1 = ?', params: [] }));
-      await expect(broken.search({ filters: [{ field: 'broken', op: 'eq', value: 1 }] })).rejects.toThrow(/1 '\?' placeholders but 0 params/);
+      await expect(broken.search({ filters: [{ field: 'broken', op: 'eq', value: 1 }] })).rejects.toThrow(
+        /1 '\?' placeholders but 0 params/,
+      );
       expect(() => broken.registerHandler('a.b', fullText)).toThrow(/without dots/);
     });
   });
 
   it('validate() checks a request without sending SQL', async () => {
-    const request: SearchRequest = { filters: [{ field: 'project.name', op: 'ilike', value: 'al' }], sort: [{ field: 'title' }], include: ['comments.author'] };
+    const request: SearchRequest = {
+      filters: [{ field: 'project.name', op: 'ilike', value: 'al' }],
+      sort: [{ field: 'title' }],
+      include: ['comments.author'],
+    };
     const { queries } = await countQueries(suite.db, async () => engine.validate(request));
     expect(queries).toEqual([]);
-    await rejectsWithoutSql(suite.db, () => engine.validate({ filters: [{ field: 'title', op: 'eq', value: 1 }] }), ValidationError);
+    await rejectsWithoutSql(
+      suite.db,
+      () => engine.validate({ filters: [{ field: 'title', op: 'eq', value: 1 }] }),
+      ValidationError,
+    );
   });
 });
 
 describe('SearchRequestSchema', () => {
   const body: SearchRequest = {
-    filters: [{ op: 'or', items: [{ field: 'title', op: 'ilike', value: 'a' }, { op: 'and', items: [{ field: 'points', op: 'in', value: [1, 2] }] }] }],
+    filters: [
+      {
+        op: 'or',
+        items: [
+          { field: 'title', op: 'ilike', value: 'a' },
+          { op: 'and', items: [{ field: 'points', op: 'in', value: [1, 2] }] },
+        ],
+      },
+    ],
     include: ['comments.author'],
     sort: [{ field: 'title', order: 'desc' }],
     limit: 10,
@@ -215,10 +281,18 @@ describe('SearchRequestSchema', () => {
   it('serves as a Fastify body schema with the default validator, values untouched', async () => {
     const app = Fastify();
     app.post('/search', { schema: { body: SearchRequestSchema } }, async (req) => req.body);
-    const ok = await app.inject({ method: 'POST', url: '/search', payload: { ...body, filters: [{ field: 'points', op: 'eq', value: 5 }] } });
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/search',
+      payload: { ...body, filters: [{ field: 'points', op: 'eq', value: 5 }] },
+    });
     expect(ok.statusCode).toBe(200);
     expect(ok.json().filters[0].value).toBe(5);
-    const bad = await app.inject({ method: 'POST', url: '/search', payload: { filters: [{ op: 'and', items: [{ field: 'a', op: 'zz' }] }] } });
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/search',
+      payload: { filters: [{ op: 'and', items: [{ field: 'a', op: 'zz' }] }] },
+    });
     expect(bad.statusCode).toBe(400);
     await app.close();
   });

@@ -59,19 +59,84 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
 
   describe('restricted fields and paths', () => {
     it.each<[string, string[], SearchRequest, string]>([
-      ['a filter on a restricted field', ['tasks.assignee_email'], { filters: [{ field: 'assignee_email', op: 'isnull', value: false }] }, 'filters[0].field'],
-      ['a sort on a restricted field', ['tasks.assignee_email'], { sort: [{ field: 'assignee_email' }] }, 'sort[0].field'],
-      ['a restricted field inside a group', ['tasks.assignee_email'], { filters: [{ op: 'or', items: [{ field: 'title', op: 'eq', value: 'x' }, { field: 'assignee_email', op: 'eq', value: 'x' }] }] }, 'filters[0].items[1].field'],
-      ["a restricted relation's foreign key", ['tasks.project'], { filters: [{ field: 'project_id', op: 'isnull', value: true }] }, 'filters[0].field'],
-      ["a restricted relation's key written as a path", ['tasks.project'], { filters: [{ field: 'project.id', op: 'isnull', value: true }] }, 'filters[0].field'],
-      ['a field through a restricted relation', ['tasks.project'], { filters: [{ field: 'project.name', op: 'eq', value: 'Alpha' }] }, 'filters[0].field'],
+      [
+        'a filter on a restricted field',
+        ['tasks.assignee_email'],
+        { filters: [{ field: 'assignee_email', op: 'isnull', value: false }] },
+        'filters[0].field',
+      ],
+      [
+        'a sort on a restricted field',
+        ['tasks.assignee_email'],
+        { sort: [{ field: 'assignee_email' }] },
+        'sort[0].field',
+      ],
+      [
+        'a restricted field inside a group',
+        ['tasks.assignee_email'],
+        {
+          filters: [
+            {
+              op: 'or',
+              items: [
+                { field: 'title', op: 'eq', value: 'x' },
+                { field: 'assignee_email', op: 'eq', value: 'x' },
+              ],
+            },
+          ],
+        },
+        'filters[0].items[1].field',
+      ],
+      [
+        "a restricted relation's foreign key",
+        ['tasks.project'],
+        { filters: [{ field: 'project_id', op: 'isnull', value: true }] },
+        'filters[0].field',
+      ],
+      [
+        "a restricted relation's key written as a path",
+        ['tasks.project'],
+        { filters: [{ field: 'project.id', op: 'isnull', value: true }] },
+        'filters[0].field',
+      ],
+      [
+        'a field through a restricted relation',
+        ['tasks.project'],
+        { filters: [{ field: 'project.name', op: 'eq', value: 'Alpha' }] },
+        'filters[0].field',
+      ],
       ['an include of a restricted relation', ['tasks.project'], { include: ['project'] }, 'include[0]'],
-      ["a target model's restricted field", ['projects.budget'], { filters: [{ field: 'project.budget', op: 'gt', value: 1 }] }, 'filters[0].field'],
-      ["a sort on a target model's restricted field", ['projects.budget'], { sort: [{ field: 'project.budget' }] }, 'sort[0].field'],
-      ['a restricted path', ['tasks.project.budget'], { filters: [{ field: 'project.budget', op: 'isnull', value: true }] }, 'filters[0].field'],
-      ['a to-many relation', ['tasks.comments'], { filters: [{ field: 'comments.body', op: 'contains', value: 'x' }] }, 'filters[0].field'],
+      [
+        "a target model's restricted field",
+        ['projects.budget'],
+        { filters: [{ field: 'project.budget', op: 'gt', value: 1 }] },
+        'filters[0].field',
+      ],
+      [
+        "a sort on a target model's restricted field",
+        ['projects.budget'],
+        { sort: [{ field: 'project.budget' }] },
+        'sort[0].field',
+      ],
+      [
+        'a restricted path',
+        ['tasks.project.budget'],
+        { filters: [{ field: 'project.budget', op: 'isnull', value: true }] },
+        'filters[0].field',
+      ],
+      [
+        'a to-many relation',
+        ['tasks.comments'],
+        { filters: [{ field: 'comments.body', op: 'contains', value: 'x' }] },
+        'filters[0].field',
+      ],
       ['a nested include', ['comments.author'], { include: ['comments.author'] }, 'include[0]'],
-      ['a field two relations away', ['users.email'], { filters: [{ field: 'comments.author.email', op: 'eq', value: 'ann@example.com' }] }, 'filters[0].field'],
+      [
+        'a field two relations away',
+        ['users.email'],
+        { filters: [{ field: 'comments.author.email', op: 'eq', value: 'ann@example.com' }] },
+        'filters[0].field',
+      ],
     ])('forbids %s before any SQL', async (_name, entries, request, path) => {
       const ctx = restrictedContext(...entries);
       const detail = await rejectsWithoutSql(suite.db, () => engine.search(request, ctx), ForbiddenError);
@@ -82,49 +147,140 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
 
     it('allows what the entries do not name', async () => {
       const ctx = restrictedContext('tasks.project.budget', 'comments.author', 'tasks.assignee_email');
-      expect(await titles({ filters: [{ field: 'project.name', op: 'eq', value: 'Beta' }], include: ['comments', 'project'] }, ctx)).toEqual(['snakeXcase name', 'snake_case name']);
+      expect(
+        await titles(
+          { filters: [{ field: 'project.name', op: 'eq', value: 'Beta' }], include: ['comments', 'project'] },
+          ctx,
+        ),
+      ).toEqual(['snakeXcase name', 'snake_case name']);
     });
   });
 
   describe('coercion of uuid, date and datetime values', () => {
     it.each<[string, () => FilterNode, string[]]>([
-      ['an upper-case uuid', () => ({ field: 'id', op: 'eq', value: seeded.tasks.get('50 percent')!.toUpperCase() }), ['50 percent']],
-      ['a uuid foreign key', () => ({ field: 'project_id', op: 'eq', value: seeded.projects.get('Gamma')! }), ['C:\\Temp\\files', 'Quarterly report']],
-      ['a uuid list', () => ({ field: 'id', op: 'in', value: [seeded.tasks.get('50 percent')!, seeded.tasks.get('Quarterly report')!] }), ['50 percent', 'Quarterly report']],
-      ['a date', () => ({ field: 'due_on', op: 'gte', value: '2026-03-01' }), ['50 percent', '50% off sale', 'Quarterly report']],
-      ['a datetime with an offset', () => ({ field: 'due_at', op: 'gt', value: '2026-03-01T10:00:00+02:00' }), ['50 percent', '50% off sale']],
-      ['a datetime in UTC', () => ({ field: 'due_at', op: 'lt', value: '2026-03-01T09:00:00.001Z' }), ['50% off sale', 'Mixed Case Title']],
-      ['a date-only datetime (midnight UTC)', () => ({ field: 'due_at', op: 'lt', value: '2026-03-01' }), ['Mixed Case Title']],
+      [
+        'an upper-case uuid',
+        () => ({ field: 'id', op: 'eq', value: seeded.tasks.get('50 percent')!.toUpperCase() }),
+        ['50 percent'],
+      ],
+      [
+        'a uuid foreign key',
+        () => ({ field: 'project_id', op: 'eq', value: seeded.projects.get('Gamma')! }),
+        ['C:\\Temp\\files', 'Quarterly report'],
+      ],
+      [
+        'a uuid list',
+        () => ({
+          field: 'id',
+          op: 'in',
+          value: [seeded.tasks.get('50 percent')!, seeded.tasks.get('Quarterly report')!],
+        }),
+        ['50 percent', 'Quarterly report'],
+      ],
+      [
+        'a date',
+        () => ({ field: 'due_on', op: 'gte', value: '2026-03-01' }),
+        ['50 percent', '50% off sale', 'Quarterly report'],
+      ],
+      [
+        'a datetime with an offset',
+        () => ({ field: 'due_at', op: 'gt', value: '2026-03-01T10:00:00+02:00' }),
+        ['50 percent', '50% off sale'],
+      ],
+      [
+        'a datetime in UTC',
+        () => ({ field: 'due_at', op: 'lt', value: '2026-03-01T09:00:00.001Z' }),
+        ['50% off sale', 'Mixed Case Title'],
+      ],
+      [
+        'a date-only datetime (midnight UTC)',
+        () => ({ field: 'due_at', op: 'lt', value: '2026-03-01' }),
+        ['Mixed Case Title'],
+      ],
       ['a boolean', () => ({ field: 'is_completed', op: 'eq', value: true }), ['Mixed Case Title', 'Quarterly report']],
-      ['a number list', () => ({ field: 'points', op: 'in', value: [3, 8] }), ['Mixed Case Title', 'snakeXcase name', 'snake_case name']],
+      [
+        'a number list',
+        () => ({ field: 'points', op: 'in', value: [3, 8] }),
+        ['Mixed Case Title', 'snakeXcase name', 'snake_case name'],
+      ],
     ])('parses %s before comparing', async (_name, filter, expected) => {
       expect(await where(filter())).toEqual(expected.sort());
     });
 
     it.each<[string, FilterNode, string, string]>([
       ['an invalid uuid', { field: 'id', op: 'eq', value: 'not-a-uuid' }, 'filters[0].value', 'invalid_value'],
-      ['an invalid foreign-key uuid', { field: 'project_id', op: 'in', value: ['nope'] }, 'filters[0].value[0]', 'invalid_value'],
+      [
+        'an invalid foreign-key uuid',
+        { field: 'project_id', op: 'in', value: ['nope'] },
+        'filters[0].value[0]',
+        'invalid_value',
+      ],
       ['an impossible date', { field: 'due_on', op: 'eq', value: '2026-02-30' }, 'filters[0].value', 'invalid_value'],
-      ['a datetime for a date column', { field: 'due_on', op: 'eq', value: '2026-03-01T00:00:00Z' }, 'filters[0].value', 'invalid_value'],
+      [
+        'a datetime for a date column',
+        { field: 'due_on', op: 'eq', value: '2026-03-01T00:00:00Z' },
+        'filters[0].value',
+        'invalid_value',
+      ],
       ['a non-ISO datetime', { field: 'due_at', op: 'gt', value: 'yesterday' }, 'filters[0].value', 'invalid_value'],
-      ['an epoch number for a datetime', { field: 'due_at', op: 'gt', value: 1_700_000_000_000 }, 'filters[0].value', 'invalid_value'],
+      [
+        'an epoch number for a datetime',
+        { field: 'due_at', op: 'gt', value: 1_700_000_000_000 },
+        'filters[0].value',
+        'invalid_value',
+      ],
       ['a string for a number', { field: 'points', op: 'eq', value: '5' }, 'filters[0].value', 'invalid_value'],
       ['a number for a string', { field: 'title', op: 'eq', value: 5 }, 'filters[0].value', 'invalid_value'],
-      ['a string for a boolean', { field: 'is_completed', op: 'eq', value: 'true' }, 'filters[0].value', 'invalid_value'],
+      [
+        'a string for a boolean',
+        { field: 'is_completed', op: 'eq', value: 'true' },
+        'filters[0].value',
+        'invalid_value',
+      ],
       ['an object value', { field: 'title', op: 'eq', value: { $ne: 'x' } }, 'filters[0].value', 'invalid_value'],
       ['an array for eq', { field: 'title', op: 'eq', value: ['a'] }, 'filters[0].value', 'invalid_value'],
       ['a missing value', { field: 'title', op: 'eq' }, 'filters[0].value', 'invalid_value'],
       ['a scalar for in', { field: 'title', op: 'in', value: 'a' }, 'filters[0].value', 'invalid_value'],
-      ['an object in a list', { field: 'title', op: 'nin', value: ['a', { b: 1 }] }, 'filters[0].value[1]', 'invalid_value'],
+      [
+        'an object in a list',
+        { field: 'title', op: 'nin', value: ['a', { b: 1 }] },
+        'filters[0].value[1]',
+        'invalid_value',
+      ],
       ['a null in a list', { field: 'title', op: 'in', value: [null] }, 'filters[0].value[0]', 'invalid_value'],
       ['a mixed list', { field: 'points', op: 'in', value: [1, 'x'] }, 'filters[0].value[1]', 'invalid_value'],
       ['a non-boolean isnull', { field: 'title', op: 'isnull', value: 'yes' }, 'filters[0].value', 'invalid_value'],
-      ['null for an ordering operator', { field: 'points', op: 'gt', value: null }, 'filters[0].value', 'invalid_value'],
-      ['a string operator on a number', { field: 'points', op: 'ilike', value: '5' }, 'filters[0].op', 'invalid_operator'],
-      ['a string operator on a uuid', { field: 'id', op: 'contains', value: 'ab' }, 'filters[0].op', 'invalid_operator'],
+      [
+        'null for an ordering operator',
+        { field: 'points', op: 'gt', value: null },
+        'filters[0].value',
+        'invalid_value',
+      ],
+      [
+        'a string operator on a number',
+        { field: 'points', op: 'ilike', value: '5' },
+        'filters[0].op',
+        'invalid_operator',
+      ],
+      [
+        'a string operator on a uuid',
+        { field: 'id', op: 'contains', value: 'ab' },
+        'filters[0].op',
+        'invalid_operator',
+      ],
       ['an order on a boolean', { field: 'is_completed', op: 'gt', value: false }, 'filters[0].op', 'invalid_operator'],
-      ['a number for a string operator', { field: 'title', op: 'startswith', value: 5 }, 'filters[0].value', 'invalid_value'],
-      ['a LIKE pattern ending in a lone backslash', { field: 'title', op: 'like', value: 'C:\\' }, 'filters[0].value', 'invalid_value'],
+      [
+        'a number for a string operator',
+        { field: 'title', op: 'startswith', value: 5 },
+        'filters[0].value',
+        'invalid_value',
+      ],
+      [
+        'a LIKE pattern ending in a lone backslash',
+        { field: 'title', op: 'like', value: 'C:\\' },
+        'filters[0].value',
+        'invalid_value',
+      ],
     ])('refuses %s before any SQL', async (_name, filter, path, reason) => {
       const detail = await rejectsWithoutSql(suite.db, () => engine.search({ filters: [filter] }), ValidationError);
       expect(detail).toMatchObject({ path, reason });
@@ -184,12 +340,42 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
   describe('bounded work', () => {
     const leaf: FilterNode = { field: 'title', op: 'eq', value: 'x' };
     it.each<[string, SearchRequest, string, string]>([
-      ['more than 64 filter nodes', { filters: Array.from({ length: 65 }, () => leaf) }, 'filters[64]', 'too_many_filters'],
-      ['an in list over 500', { filters: [{ field: 'points', op: 'in', value: Array.from({ length: 501 }, (_, i) => i) }] }, 'filters[0].value', 'too_many_values'],
-      ['a string over 1024 characters', { filters: [{ field: 'title', op: 'eq', value: 'x'.repeat(1025) }] }, 'filters[0].value', 'value_too_long'],
-      ['more than 5 sort keys', { sort: ['title', 'priority', 'points', 'due_on', 'due_at', 'created_at'].map((field) => ({ field })) }, 'sort', 'too_many_sort_keys'],
-      ['more than 8 include paths', { include: Array.from({ length: 9 }, () => 'project') }, 'include', 'too_many_includes'],
-      ['a path over 3 relations', { filters: [{ field: 'comments.task.project.owner.name', op: 'eq', value: 'x' }] }, 'filters[0].field', 'path_too_deep'],
+      [
+        'more than 64 filter nodes',
+        { filters: Array.from({ length: 65 }, () => leaf) },
+        'filters[64]',
+        'too_many_filters',
+      ],
+      [
+        'an in list over 500',
+        { filters: [{ field: 'points', op: 'in', value: Array.from({ length: 501 }, (_, i) => i) }] },
+        'filters[0].value',
+        'too_many_values',
+      ],
+      [
+        'a string over 1024 characters',
+        { filters: [{ field: 'title', op: 'eq', value: 'x'.repeat(1025) }] },
+        'filters[0].value',
+        'value_too_long',
+      ],
+      [
+        'more than 5 sort keys',
+        { sort: ['title', 'priority', 'points', 'due_on', 'due_at', 'created_at'].map((field) => ({ field })) },
+        'sort',
+        'too_many_sort_keys',
+      ],
+      [
+        'more than 8 include paths',
+        { include: Array.from({ length: 9 }, () => 'project') },
+        'include',
+        'too_many_includes',
+      ],
+      [
+        'a path over 3 relations',
+        { filters: [{ field: 'comments.task.project.owner.name', op: 'eq', value: 'x' }] },
+        'filters[0].field',
+        'path_too_deep',
+      ],
     ])('refuses %s before any SQL', async (_name, request, path, reason) => {
       const detail = await rejectsWithoutSql(suite.db, () => engine.search(request), ValidationError);
       expect(detail).toMatchObject({ path, reason });
@@ -197,35 +383,87 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
 
     it('accepts the limits themselves, and takes other limits when configured', async () => {
       await expect(engine.search({ filters: Array.from({ length: 64 }, () => leaf) })).resolves.toBeDefined();
-      await expect(engine.search({ filters: [{ field: 'points', op: 'in', value: Array.from({ length: 500 }, (_, i) => i) }] })).resolves.toBeDefined();
-      const tight = new SearchEngine(suite.db, Task, { limits: { maxInList: 2, maxFilterNodes: 2, maxStringLength: 3, maxSortKeys: 1, maxIncludes: 1 } });
-      await rejectsWithoutSql(suite.db, () => tight.search({ filters: [{ field: 'points', op: 'in', value: [1, 2, 3] }] }), ValidationError);
+      await expect(
+        engine.search({ filters: [{ field: 'points', op: 'in', value: Array.from({ length: 500 }, (_, i) => i) }] }),
+      ).resolves.toBeDefined();
+      const tight = new SearchEngine(suite.db, Task, {
+        limits: { maxInList: 2, maxFilterNodes: 2, maxStringLength: 3, maxSortKeys: 1, maxIncludes: 1 },
+      });
+      await rejectsWithoutSql(
+        suite.db,
+        () => tight.search({ filters: [{ field: 'points', op: 'in', value: [1, 2, 3] }] }),
+        ValidationError,
+      );
       await rejectsWithoutSql(suite.db, () => tight.search({ filters: [leaf, leaf, leaf] }), ValidationError);
-      await rejectsWithoutSql(suite.db, () => tight.search({ filters: [{ field: 'title', op: 'eq', value: 'abcd' }] }), ValidationError);
-      await rejectsWithoutSql(suite.db, () => tight.search({ sort: [{ field: 'title' }, { field: 'points' }] }), ValidationError);
+      await rejectsWithoutSql(
+        suite.db,
+        () => tight.search({ filters: [{ field: 'title', op: 'eq', value: 'abcd' }] }),
+        ValidationError,
+      );
+      await rejectsWithoutSql(
+        suite.db,
+        () => tight.search({ sort: [{ field: 'title' }, { field: 'points' }] }),
+        ValidationError,
+      );
       await rejectsWithoutSql(suite.db, () => tight.search({ include: ['project', 'labels'] }), ValidationError);
-      await expect(tight.search({ filters: [{ field: 'points', op: 'in', value: [1, 2] }], sort: [{ field: 'title' }], include: ['project'] })).resolves.toBeDefined();
+      await expect(
+        tight.search({
+          filters: [{ field: 'points', op: 'in', value: [1, 2] }],
+          sort: [{ field: 'title' }],
+          include: ['project'],
+        }),
+      ).resolves.toBeDefined();
     });
   });
 
   describe('unknown names and relation paths', () => {
     it.each<[string, SearchRequest, string, string]>([
       ['an unknown field', { filters: [leafOf('titel')] }, 'filters[0].field', 'unknown_field'],
-      ['an unknown field in a group', { filters: [leafOf('title'), { op: 'and', items: [leafOf('nope')] }] }, 'filters[1].items[0].field', 'unknown_field'],
-      ['an unknown operator', { filters: [{ field: 'title', op: 'regex' as 'eq', value: 'x' }] }, 'filters[0].op', 'unknown_operator'],
-      ['an unknown group operator', { filters: [{ op: 'xor' as 'and', items: [] }] }, 'filters[0].op', 'unknown_operator'],
+      [
+        'an unknown field in a group',
+        { filters: [leafOf('title'), { op: 'and', items: [leafOf('nope')] }] },
+        'filters[1].items[0].field',
+        'unknown_field',
+      ],
+      [
+        'an unknown operator',
+        { filters: [{ field: 'title', op: 'regex' as 'eq', value: 'x' }] },
+        'filters[0].op',
+        'unknown_operator',
+      ],
+      [
+        'an unknown group operator',
+        { filters: [{ op: 'xor' as 'and', items: [] }] },
+        'filters[0].op',
+        'unknown_operator',
+      ],
       ['a relation used as a field', { filters: [leafOf('project')] }, 'filters[0].field', 'unknown_field'],
       ['an unknown relation in a path', { filters: [leafOf('owner.name')] }, 'filters[0].field', 'unknown_relation'],
-      ['an unknown field behind a relation', { filters: [leafOf('project.nmae')] }, 'filters[0].field', 'unknown_field'],
+      [
+        'an unknown field behind a relation',
+        { filters: [leafOf('project.nmae')] },
+        'filters[0].field',
+        'unknown_field',
+      ],
       ['an unknown sort field', { sort: [{ field: 'nope' }] }, 'sort[0].field', 'unknown_field'],
       ['a sort through a to-many relation', { sort: [{ field: 'comments.body' }] }, 'sort[0].field', 'invalid_sort'],
-      ['an unknown sort order', { sort: [{ field: 'title', order: 'up' as 'asc' }] }, 'sort[0].order', 'invalid_request'],
+      [
+        'an unknown sort order',
+        { sort: [{ field: 'title', order: 'up' as 'asc' }] },
+        'sort[0].order',
+        'invalid_request',
+      ],
       ['an unknown include', { include: ['project', 'owner'] }, 'include[1]', 'unknown_relation'],
       ['an unknown nested include', { include: ['comments.writer'] }, 'include[0]', 'unknown_relation'],
       ['a field as an include', { include: ['title'] }, 'include[0]', 'unknown_relation'],
       ['an unknown request key', { filter: [] } as SearchRequest, 'filter', 'invalid_request'],
       ['filters that are not an array', { filters: {} } as unknown as SearchRequest, 'filters', 'invalid_request'],
-      ['a node that is not an object', { filters: ['title'] } as unknown as SearchRequest, 'filters[0]', 'invalid_request'],
+      [
+        'a node that is not an object',
+        { filters: ['title'] } as unknown as SearchRequest,
+        'filters[0]',
+        'invalid_request',
+      ],
     ])('refuses %s with its JSON path', async (_name, request, path, reason) => {
       const detail = await rejectsWithoutSql(suite.db, () => engine.search(request), ValidationError);
       expect(detail).toMatchObject({ path, reason });
@@ -234,7 +472,11 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
 
     it.each<[string, unknown, string]>([
       ['a filter without op', { filters: [leafOf('title'), { field: 'title', value: 'x' }] }, 'filters[1].op'],
-      ['a filter without op in a group', { filters: [{ op: 'or', items: [leafOf('title'), { field: 'points', value: 1 }] }] }, 'filters[0].items[1].op'],
+      [
+        'a filter without op in a group',
+        { filters: [{ op: 'or', items: [leafOf('title'), { field: 'points', value: 1 }] }] },
+        'filters[0].items[1].op',
+      ],
       ['a group without op', { filters: [{ items: [leafOf('title')] }] }, 'filters[0].op'],
       ['a filter without field', { filters: [{ op: 'eq', value: 'x' }] }, 'filters[0].field'],
       ['a group without items', { filters: [{ op: 'and' }] }, 'filters[0].items'],
@@ -247,19 +489,46 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
     });
 
     it('joins to-one paths and never duplicates rows through to-many paths', async () => {
-      expect(await where({ field: 'project.name', op: 'eq', value: 'Alpha' })).toEqual(['50 percent', '50% off sale', 'Glob [a]* chars?']);
-      expect(await where({ field: 'project.owner.name', op: 'startswith', value: 'Bob' })).toEqual(['snakeXcase name', 'snake_case name']);
-      expect(await where({ field: 'project.id', op: 'eq', value: seeded.projects.get('Beta')! })).toEqual(['snakeXcase name', 'snake_case name']);
+      expect(await where({ field: 'project.name', op: 'eq', value: 'Alpha' })).toEqual([
+        '50 percent',
+        '50% off sale',
+        'Glob [a]* chars?',
+      ]);
+      expect(await where({ field: 'project.owner.name', op: 'startswith', value: 'Bob' })).toEqual([
+        'snakeXcase name',
+        'snake_case name',
+      ]);
+      expect(await where({ field: 'project.id', op: 'eq', value: seeded.projects.get('Beta')! })).toEqual([
+        'snakeXcase name',
+        'snake_case name',
+      ]);
       // 'Quarterly report' has three comments and two by bob: it still appears once.
-      const { result, queries } = await countQueries(suite.db, () => where({ field: 'comments.author.name', op: 'startswith', value: 'Bob' }));
+      const { result, queries } = await countQueries(suite.db, () =>
+        where({ field: 'comments.author.name', op: 'startswith', value: 'Bob' }),
+      );
       expect(result).toEqual(['50% off sale', 'Quarterly report']);
       expect(queries).toHaveLength(1);
       expect(queries[0]!.sql).toMatch(/exists \(select 1 from/);
-      expect(await where({ field: 'labels.name', op: 'in', value: ['urgent', 'feature'] })).toEqual(['50% off sale', 'Mixed Case Title', 'snake_case name']);
-      expect(await where({ field: 'comments.body', op: 'isnull', value: false }, { field: 'labels.name', op: 'eq', value: 'bug' })).toEqual(['50 percent', '50% off sale']);
-      expect(await where({ op: 'or', items: [{ field: 'project.name', op: 'eq', value: 'Gamma' }, { field: 'labels.name', op: 'eq', value: 'feature' }] })).toEqual(
-        ['C:\\Temp\\files', 'Mixed Case Title', 'Quarterly report', 'snake_case name'],
-      );
+      expect(await where({ field: 'labels.name', op: 'in', value: ['urgent', 'feature'] })).toEqual([
+        '50% off sale',
+        'Mixed Case Title',
+        'snake_case name',
+      ]);
+      expect(
+        await where(
+          { field: 'comments.body', op: 'isnull', value: false },
+          { field: 'labels.name', op: 'eq', value: 'bug' },
+        ),
+      ).toEqual(['50 percent', '50% off sale']);
+      expect(
+        await where({
+          op: 'or',
+          items: [
+            { field: 'project.name', op: 'eq', value: 'Gamma' },
+            { field: 'labels.name', op: 'eq', value: 'feature' },
+          ],
+        }),
+      ).toEqual(['C:\\Temp\\files', 'Mixed Case Title', 'Quarterly report', 'snake_case name']);
     });
   });
 });

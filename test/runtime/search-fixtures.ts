@@ -5,13 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import {
-  AppException,
-  SYSTEM_CONTEXT,
-  type CoreContext,
-  type Database,
-  type ErrorDetail,
-} from '@core/runtime';
+import { type AppException, SYSTEM_CONTEXT, type CoreContext, type Database, type ErrorDetail } from '@core/runtime';
 import { Comment, Label, Profile, Project, Task, User } from '../../fixtures/models/index.js';
 import { countQueries } from '../helpers/databases.js';
 
@@ -34,15 +28,91 @@ export interface TaskSeed {
  * Projects: Alpha (budget 100, owner ann), Beta (no budget, owner bob), Gamma (budget 5, no owner).
  */
 export const TASKS: TaskSeed[] = [
-  { title: '50% off sale', description: 'Spring campaign banner', priority: 'high', points: 5, due_on: '2026-03-01', due_at: '2026-03-01T09:00:00Z', project: 'Alpha', labels: ['bug', 'urgent'], comments: [{ body: 'first', author: 'ann' }, { body: 'second', author: 'bob' }], assignee_email: 'ann@example.com' },
-  { title: '50 percent', description: 'Not a wildcard', priority: 'low', points: 5, due_on: '2026-03-02', due_at: '2026-03-02T09:00:00Z', project: 'Alpha', labels: ['bug'], comments: [{ body: 'only', author: 'ann' }] },
-  { title: 'snake_case name', description: null, priority: 'medium', points: 3, due_on: null, due_at: null, project: 'Beta', labels: ['feature'] },
-  { title: 'snakeXcase name', description: 'underscore must not match X', priority: 'medium', points: 3, project: 'Beta', comments: [{ body: 'anon', author: null }] },
-  { title: 'C:\\Temp\\files', description: 'Back\\slash path', priority: 'low', points: null, due_on: '2026-01-15', project: 'Gamma' },
-  { title: 'Mixed Case Title', description: 'Write the Release Notes', priority: 'high', points: 8, is_completed: true, due_at: '2026-02-01T12:30:00Z', project: null, labels: ['feature', 'urgent'] },
-  { title: 'mixed case title', description: 'lower twin', priority: 'medium', points: null, project: null, assignee_email: 'bob@example.com' },
+  {
+    title: '50% off sale',
+    description: 'Spring campaign banner',
+    priority: 'high',
+    points: 5,
+    due_on: '2026-03-01',
+    due_at: '2026-03-01T09:00:00Z',
+    project: 'Alpha',
+    labels: ['bug', 'urgent'],
+    comments: [
+      { body: 'first', author: 'ann' },
+      { body: 'second', author: 'bob' },
+    ],
+    assignee_email: 'ann@example.com',
+  },
+  {
+    title: '50 percent',
+    description: 'Not a wildcard',
+    priority: 'low',
+    points: 5,
+    due_on: '2026-03-02',
+    due_at: '2026-03-02T09:00:00Z',
+    project: 'Alpha',
+    labels: ['bug'],
+    comments: [{ body: 'only', author: 'ann' }],
+  },
+  {
+    title: 'snake_case name',
+    description: null,
+    priority: 'medium',
+    points: 3,
+    due_on: null,
+    due_at: null,
+    project: 'Beta',
+    labels: ['feature'],
+  },
+  {
+    title: 'snakeXcase name',
+    description: 'underscore must not match X',
+    priority: 'medium',
+    points: 3,
+    project: 'Beta',
+    comments: [{ body: 'anon', author: null }],
+  },
+  {
+    title: 'C:\\Temp\\files',
+    description: 'Back\\slash path',
+    priority: 'low',
+    points: null,
+    due_on: '2026-01-15',
+    project: 'Gamma',
+  },
+  {
+    title: 'Mixed Case Title',
+    description: 'Write the Release Notes',
+    priority: 'high',
+    points: 8,
+    is_completed: true,
+    due_at: '2026-02-01T12:30:00Z',
+    project: null,
+    labels: ['feature', 'urgent'],
+  },
+  {
+    title: 'mixed case title',
+    description: 'lower twin',
+    priority: 'medium',
+    points: null,
+    project: null,
+    assignee_email: 'bob@example.com',
+  },
   { title: 'Glob [a]* chars?', description: 'GLOB metacharacters', priority: 'low', points: 2, project: 'Alpha' },
-  { title: 'Quarterly report', description: 'Finance review with charts', priority: 'high', points: 1, is_completed: true, due_on: '2026-04-30', project: 'Gamma', comments: [{ body: 'draft', author: 'bob' }, { body: 'final', author: 'bob' }, { body: 'ok', author: 'ann' }] },
+  {
+    title: 'Quarterly report',
+    description: 'Finance review with charts',
+    priority: 'high',
+    points: 1,
+    is_completed: true,
+    due_on: '2026-04-30',
+    project: 'Gamma',
+    comments: [
+      { body: 'draft', author: 'bob' },
+      { body: 'final', author: 'bob' },
+      { body: 'ok', author: 'ann' },
+    ],
+  },
 ];
 
 export interface Seeded {
@@ -56,11 +126,18 @@ export interface Seeded {
 export async function seedGraph(db: Database, tasks: TaskSeed[] = TASKS): Promise<Seeded> {
   const em = db.orm.em.fork();
   const users = new Map<string, User>();
-  for (const [key, name] of [['ann', 'Ann Archer'], ['bob', 'Bob Brown']] as const) {
+  for (const [key, name] of [
+    ['ann', 'Ann Archer'],
+    ['bob', 'Bob Brown'],
+  ] as const) {
     users.set(key, em.create(User, { email: `${key}@example.com`, name } as never));
   }
   const projects = new Map<string, Project>();
-  for (const [name, budget, owner] of [['Alpha', 100, 'ann'], ['Beta', null, 'bob'], ['Gamma', 5, null]] as const) {
+  for (const [name, budget, owner] of [
+    ['Alpha', 100, 'ann'],
+    ['Beta', null, 'bob'],
+    ['Gamma', 5, null],
+  ] as const) {
     projects.set(name, em.create(Project, { name, budget, owner: owner ? users.get(owner) : null } as never));
   }
   const labels = new Map<string, Label>();

@@ -3,7 +3,8 @@
  * and keeping engines with different limits apart in the statement cache.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SEARCH_LIMITS, ModelReader, resolveSearchLimits, SearchEngine, ValidationError } from '@core/runtime';
+import { DEFAULT_SEARCH_LIMITS, ModelReader, SearchEngine, ValidationError } from '@core/runtime';
+import { resolveSearchLimits } from '../../runtime/src/search/limits.js';
 import { fixtureEntities, Task } from '../../fixtures/models/index.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { rejectsWithoutSql, seedGraph } from './search-fixtures.js';
@@ -17,10 +18,14 @@ describe('resolveSearchLimits', () => {
   });
 
   it('gives equal configurations one shared object, however they are written', () => {
-    expect(resolveSearchLimits({ maxLimit: 100, defaultLimit: 20 })).toBe(resolveSearchLimits({ defaultLimit: 20, maxLimit: 100 }));
+    expect(resolveSearchLimits({ maxLimit: 100, defaultLimit: 20 })).toBe(
+      resolveSearchLimits({ defaultLimit: 20, maxLimit: 100 }),
+    );
     expect(resolveSearchLimits({})).toBe(resolveSearchLimits());
     expect(resolveSearchLimits({ maxLimit: DEFAULT_SEARCH_LIMITS.maxLimit })).toBe(resolveSearchLimits());
-    expect(resolveSearchLimits({ maxLimit: 100, defaultLimit: 20 })).not.toBe(resolveSearchLimits({ maxLimit: 100, defaultLimit: 21 }));
+    expect(resolveSearchLimits({ maxLimit: 100, defaultLimit: 20 })).not.toBe(
+      resolveSearchLimits({ maxLimit: 100, defaultLimit: 21 }),
+    );
   });
 
   it.each<[string, Record<string, unknown>, RegExp]>([
@@ -48,13 +53,18 @@ describeEachDatabase('search limits per engine', { entities: fixtureEntities }, 
     const request = { filters: [{ field: 'title', op: 'eq' as const, value: 'abcd' }] };
     // The same shape, compiled first for the loose engine, then for the tight one, and the other way round.
     await expect(loose.search(request)).resolves.toMatchObject({ items: [] });
-    expect(await rejectsWithoutSql(suite.db, () => tight.search(request), ValidationError)).toMatchObject({ path: 'filters[0].value', reason: 'value_too_long' });
+    expect(await rejectsWithoutSql(suite.db, () => tight.search(request), ValidationError)).toMatchObject({
+      path: 'filters[0].value',
+      reason: 'value_too_long',
+    });
     const other = { filters: [{ field: 'description', op: 'eq' as const, value: 'abcd' }] };
     await rejectsWithoutSql(suite.db, () => tight.search(other), ValidationError);
     await expect(loose.search(other)).resolves.toMatchObject({ items: [] });
     // Equal limits written differently are one configuration.
     const reader = new ModelReader(suite.db, Task, { limits: { maxStringLength: 3 } });
-    expect(reader.engine.limits).toBe(new ModelReader(suite.db, Task, { maxLimit: 500, limits: { maxStringLength: 3 } }).engine.limits);
+    expect(reader.engine.limits).toBe(
+      new ModelReader(suite.db, Task, { maxLimit: 500, limits: { maxStringLength: 3 } }).engine.limits,
+    );
     await rejectsWithoutSql(suite.db, () => reader.search(request), ValidationError);
   });
 });

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  CursorCodec,
   ModelReader,
   SearchEngine,
   ValidationError,
@@ -14,6 +13,7 @@ import {
   type SearchRequest,
   type SortRule,
 } from '@core/runtime';
+import { CursorCodec } from '../../runtime/src/search/cursor.js';
 import { fixtureEntities, Project, Task } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase } from '../helpers/databases.js';
 import { bulkTask, insertTasks, rejectsWithoutSql, restrictedContext, type BulkTask } from './search-fixtures.js';
@@ -25,13 +25,19 @@ async function seedBulk(db: Database): Promise<BulkTask[]> {
   const em = db.orm.em.fork();
   const projects = ['Alpha', 'Beta', 'Gamma'].map((name) => em.create(Project, { name, budget: null } as never));
   await em.flush();
-  const rows = Array.from({ length: ROWS }, (_, i) => bulkTask(i, { project: i % 4 === 0 ? null : projects[i % 3]!.id }));
+  const rows = Array.from({ length: ROWS }, (_, i) =>
+    bulkTask(i, { project: i % 4 === 0 ? null : projects[i % 3]!.id }),
+  );
   await insertTasks(db, rows);
   return rows;
 }
 
 /** Follows next cursors to the end; `between` runs after each page. Returns the ids in visit order. */
-async function walk(engine: SearchEngine<Task>, request: SearchRequest, between?: () => Promise<void>): Promise<string[]> {
+async function walk(
+  engine: SearchEngine<Task>,
+  request: SearchRequest,
+  between?: () => Promise<void>,
+): Promise<string[]> {
   const seen: string[] = [];
   let page = await engine.search(request);
   for (;;) {
@@ -81,7 +87,10 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
       ['offset and cursor together', { offset: 10, cursor: 'x' }, 'cursor', 'invalid_request'],
       ['an empty cursor', { cursor: '' }, 'cursor', 'invalid_cursor'],
     ])('refuses %s before any SQL', async (_name, request, path, reason) => {
-      expect(await rejectsWithoutSql(suite.db, () => engine.search(request), ValidationError)).toMatchObject({ path, reason });
+      expect(await rejectsWithoutSql(suite.db, () => engine.search(request), ValidationError)).toMatchObject({
+        path,
+        reason,
+      });
     });
 
     it('takes its maximum and default page sizes from configuration', async () => {
@@ -108,7 +117,13 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
       ['a column with many ties and NULLs, descending', [{ field: 'points', order: 'desc' }]],
       ['the same column ascending', [{ field: 'points', order: 'asc' }]],
       ['two keys with ties and NULLs', [{ field: 'priority', order: 'desc' }, { field: 'points' }]],
-      ['a to-one relation path with NULLs', [{ field: 'project.name', order: 'desc' }, { field: 'points', order: 'desc' }]],
+      [
+        'a to-one relation path with NULLs',
+        [
+          { field: 'project.name', order: 'desc' },
+          { field: 'points', order: 'desc' },
+        ],
+      ],
       ['a datetime column', [{ field: 'created_at', order: 'desc' }]],
       ['a boolean and a number', [{ field: 'is_completed' }, { field: 'points', order: 'desc' }]],
       ['the default order', []],
@@ -129,7 +144,9 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
       const desc = await engine.buildBaseQuery({ filters, sort: [{ field: 'points', order: 'desc' }] }).execute();
       expect(desc[0]!.points).toBe(4);
       expect(desc.at(-1)!.points).toBeNull();
-      expect(await walk(engine, { filters, sort: [{ field: 'points', order: 'desc' }], limit: 50 })).toEqual(desc.map((r) => r.id));
+      expect(await walk(engine, { filters, sort: [{ field: 'points', order: 'desc' }], limit: 50 })).toEqual(
+        desc.map((r) => r.id),
+      );
     });
   });
 
@@ -176,14 +193,42 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
       ['a changed character', () => ({ sort, filters, cursor: flip(cursor) }), 'invalid_cursor'],
       ['a truncated cursor', () => ({ sort, filters, cursor: cursor.slice(0, -4) }), 'invalid_cursor'],
       ['garbage', () => ({ sort, filters, cursor: 'not-a-cursor' }), 'invalid_cursor'],
-      ['a cursor made with another secret', () => ({ sort, filters, cursor: CursorCodec.forSecret('another-secret').encode({ binding: 'x', values: [] }) }), 'invalid_cursor'],
+      [
+        'a cursor made with another secret',
+        () => ({ sort, filters, cursor: CursorCodec.forSecret('another-secret').encode({ binding: 'x', values: [] }) }),
+        'invalid_cursor',
+      ],
       ['another sort', () => ({ sort: [{ field: 'title', order: 'asc' }], filters, cursor }), 'cursor_mismatch'],
-      ['another sort key', () => ({ sort: [{ field: 'priority', order: 'desc' }], filters, cursor }), 'cursor_mismatch'],
-      ['another filter value', () => ({ sort, filters: [{ field: 'points', op: 'gte', value: 2 }], cursor }), 'cursor_mismatch'],
-      ['another operator', () => ({ sort, filters: [{ field: 'points', op: 'gt', value: 1 }], cursor }), 'cursor_mismatch'],
-      ['another field', () => ({ sort, filters: [{ field: 'priority', op: 'gte', value: '1' }], cursor }), 'cursor_mismatch'],
-      ['one more filter', () => ({ sort, filters: [...filters, { field: 'title', op: 'ne', value: 'x' }], cursor }), 'cursor_mismatch'],
-      ['the filter inside a group', () => ({ sort, filters: [{ op: 'and', items: filters }], cursor }), 'cursor_mismatch'],
+      [
+        'another sort key',
+        () => ({ sort: [{ field: 'priority', order: 'desc' }], filters, cursor }),
+        'cursor_mismatch',
+      ],
+      [
+        'another filter value',
+        () => ({ sort, filters: [{ field: 'points', op: 'gte', value: 2 }], cursor }),
+        'cursor_mismatch',
+      ],
+      [
+        'another operator',
+        () => ({ sort, filters: [{ field: 'points', op: 'gt', value: 1 }], cursor }),
+        'cursor_mismatch',
+      ],
+      [
+        'another field',
+        () => ({ sort, filters: [{ field: 'priority', op: 'gte', value: '1' }], cursor }),
+        'cursor_mismatch',
+      ],
+      [
+        'one more filter',
+        () => ({ sort, filters: [...filters, { field: 'title', op: 'ne', value: 'x' }], cursor }),
+        'cursor_mismatch',
+      ],
+      [
+        'the filter inside a group',
+        () => ({ sort, filters: [{ op: 'and', items: filters }], cursor }),
+        'cursor_mismatch',
+      ],
       ['no filters', () => ({ sort, cursor }), 'cursor_mismatch'],
     ])('refuse %s before any SQL', async (_name, request, reason) => {
       const detail = await rejectsWithoutSql(suite.db, () => engine.search(request()), ValidationError);
@@ -196,10 +241,29 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
       const grouped: SearchRequest = { sort, filters: [{ op: 'or', items: [high, many] }], limit: 5 };
       const groupedCursor = (await engine.search(grouped)).nextCursor!;
       // The same tree, its keys written in another order, continues.
-      const reordered: FilterNode[] = [{ items: [{ value: 'high', field: 'priority', op: 'eq' }, { op: 'gte', value: 3, field: 'points' }], op: 'or' }];
-      expect((await engine.search({ sort, filters: reordered, limit: 5, cursor: groupedCursor })).items).toHaveLength(5);
-      for (const filters of [[high, many], [{ op: 'and', items: [high, many] }], [{ op: 'or', items: [many, high] }], [{ op: 'or', items: [high] }, many]] as FilterNode[][]) {
-        const detail = await rejectsWithoutSql(suite.db, () => engine.search({ sort, filters, cursor: groupedCursor }), ValidationError);
+      const reordered: FilterNode[] = [
+        {
+          items: [
+            { value: 'high', field: 'priority', op: 'eq' },
+            { op: 'gte', value: 3, field: 'points' },
+          ],
+          op: 'or',
+        },
+      ];
+      expect((await engine.search({ sort, filters: reordered, limit: 5, cursor: groupedCursor })).items).toHaveLength(
+        5,
+      );
+      for (const filters of [
+        [high, many],
+        [{ op: 'and', items: [high, many] }],
+        [{ op: 'or', items: [many, high] }],
+        [{ op: 'or', items: [high] }, many],
+      ] as FilterNode[][]) {
+        const detail = await rejectsWithoutSql(
+          suite.db,
+          () => engine.search({ sort, filters, cursor: groupedCursor }),
+          ValidationError,
+        );
         expect(detail).toMatchObject({ path: 'cursor', reason: 'cursor_mismatch' });
       }
     });
@@ -212,7 +276,11 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
         expect(second.items).toHaveLength(5);
         expect(second.items[0]!.id).not.toBe(first.items[0]!.id);
         const unsorted = (await engine.search({ limit: 5 })).nextCursor!;
-        for (const request of [{ sort, filters, cursor: first.nextCursor! }, { cursor: first.nextCursor! }, { sort, cursor: unsorted }]) {
+        for (const request of [
+          { sort, filters, cursor: first.nextCursor! },
+          { cursor: first.nextCursor! },
+          { sort, cursor: unsorted },
+        ]) {
           const detail = await rejectsWithoutSql(suite.db, () => engine.search(request), ValidationError);
           expect(detail).toMatchObject({ path: 'cursor', reason: 'cursor_mismatch' });
         }
@@ -222,7 +290,11 @@ describeEachDatabase('search pagination', { entities: fixtureEntities }, (suite)
     it('refuse a cursor issued for another model', async () => {
       const projects = new SearchEngine(suite.db, Project);
       const projectCursor = (await projects.search({ limit: 1 })).nextCursor!;
-      const detail = await rejectsWithoutSql(suite.db, () => engine.search({ limit: 1, cursor: projectCursor }), ValidationError);
+      const detail = await rejectsWithoutSql(
+        suite.db,
+        () => engine.search({ limit: 1, cursor: projectCursor }),
+        ValidationError,
+      );
       expect(detail.reason).toBe('cursor_mismatch');
     });
   });
@@ -234,12 +306,16 @@ describeEachDatabase('keyset walk under concurrent inserts', { entities: fixture
     const engine = new SearchEngine(suite.db, Task);
     const inserted: string[] = [];
     let n = ROWS;
-    const seen = await walk(engine, { sort: [{ field: 'points', order: 'desc' }, { field: 'project.name' }], limit: 40 }, async () => {
-      // Rows land before and after the cursor: every points value and NULL, random ids.
-      const batch = [0, 1, 2, 3, 4, 5].map((k) => bulkTask(n++, { id: randomUUID(), points: k === 5 ? null : k }));
-      await insertTasks(suite.db, batch);
-      inserted.push(...batch.map((b) => b.id));
-    });
+    const seen = await walk(
+      engine,
+      { sort: [{ field: 'points', order: 'desc' }, { field: 'project.name' }], limit: 40 },
+      async () => {
+        // Rows land before and after the cursor: every points value and NULL, random ids.
+        const batch = [0, 1, 2, 3, 4, 5].map((k) => bulkTask(n++, { id: randomUUID(), points: k === 5 ? null : k }));
+        await insertTasks(suite.db, batch);
+        inserted.push(...batch.map((b) => b.id));
+      },
+    );
     const counts = new Map<string, number>();
     for (const id of seen) counts.set(id, (counts.get(id) ?? 0) + 1);
     for (const row of originals) expect(counts.get(row.id), `original ${row.title}`).toBe(1);

@@ -81,7 +81,10 @@ describeEachDatabase('BaseService', { entities: fixtureEntities }, (suite: Datab
   let unregister: () => void;
 
   beforeEach(() => {
-    service = new TaskService({ model: Task, repository: new BaseRepository<Task, TaskCreate, TaskUpdate>(Task, suite.db) });
+    service = new TaskService({
+      model: Task,
+      repository: new BaseRepository<Task, TaskCreate, TaskUpdate>(Task, suite.db),
+    });
     events = [];
     const dispatcher = new Dispatcher();
     dispatcher.subscribe('*', (e) => void events.push(e));

@@ -90,14 +90,34 @@ describe('loadSettings: sources and defaults', () => {
 describe('loadSettings: validation (one-line messages that never contain the secret)', () => {
   const prod = { ENVIRONMENT: 'production', SECRET_KEY: KEY };
   it.each([
-    { name: 'PORT not a number', env: { ...prod, PORT: 'eighty' }, error: /^PORT must be an integer from 0 to 65535; received "eighty"\.$/ },
+    {
+      name: 'PORT not a number',
+      env: { ...prod, PORT: 'eighty' },
+      error: /^PORT must be an integer from 0 to 65535; received "eighty"\.$/,
+    },
     { name: 'PORT not an integer', env: { ...prod, PORT: '80.5' }, error: /PORT must be an integer/ },
     { name: 'PORT negative', env: { ...prod, PORT: '-1' }, error: /PORT must be an integer/ },
     { name: 'PORT too large', env: { ...prod, PORT: '65536' }, error: /PORT must be an integer/ },
-    { name: 'LOG_LEVEL unknown', env: { ...prod, LOG_LEVEL: 'verbose' }, error: /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; received "verbose"\.$/ },
-    { name: 'no SECRET_KEY in production', env: { ENVIRONMENT: 'production' }, error: /^SECRET_KEY is not set \(ENVIRONMENT=production\); set it to at least 32/ },
-    { name: 'no SECRET_KEY in staging', env: { ENVIRONMENT: 'staging' }, error: /SECRET_KEY is not set \(ENVIRONMENT=staging\)/ },
-    { name: 'short SECRET_KEY in production', env: { ENVIRONMENT: 'production', SECRET_KEY: 'hunter2-short-key' }, error: /^SECRET_KEY is too short \(17 characters/ },
+    {
+      name: 'LOG_LEVEL unknown',
+      env: { ...prod, LOG_LEVEL: 'verbose' },
+      error: /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; received "verbose"\.$/,
+    },
+    {
+      name: 'no SECRET_KEY in production',
+      env: { ENVIRONMENT: 'production' },
+      error: /^SECRET_KEY is not set \(ENVIRONMENT=production\); set it to at least 32/,
+    },
+    {
+      name: 'no SECRET_KEY in staging',
+      env: { ENVIRONMENT: 'staging' },
+      error: /SECRET_KEY is not set \(ENVIRONMENT=staging\)/,
+    },
+    {
+      name: 'short SECRET_KEY in production',
+      env: { ENVIRONMENT: 'production', SECRET_KEY: 'hunter2-short-key' },
+      error: /^SECRET_KEY is too short \(17 characters/,
+    },
   ])('$name', ({ env, error }) => {
     let caught: unknown;
     try {
@@ -113,7 +133,11 @@ describe('loadSettings: validation (one-line messages that never contain the sec
   });
 
   it.each([
-    { name: 'a 32-character key is enough in production', env: { ENVIRONMENT: 'production', SECRET_KEY: 'x'.repeat(32) }, warnings: 0 },
+    {
+      name: 'a 32-character key is enough in production',
+      env: { ENVIRONMENT: 'production', SECRET_KEY: 'x'.repeat(32) },
+      warnings: 0,
+    },
     { name: 'a short key is tolerated in development, with a warning', env: { SECRET_KEY: 'Zq9-dev' }, warnings: 1 },
     { name: 'PORT 0 (pick a free port) is valid', env: { ...prod, PORT: '0' }, warnings: 0 },
   ])('$name', ({ env, warnings }) => {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { p, type Ref } from '@mikro-orm/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Base, DatabaseManager, defineModel } from '@core/runtime';
+import { Base, defineModel } from '@core/runtime';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
 
 // Version 1 and version 2 of the same tables, as before and after a manifest edit.
 class OwnerV1 extends Base {
@@ -26,7 +27,10 @@ class ItemV2 extends Base {
   declare note: string | null;
   declare owner: Ref<OwnerV2> | null;
 }
-const v1 = [defineModel(OwnerV1, { id: p.integer().primary() }), defineModel(ItemV1, { id: p.integer().primary(), name: p.string() })];
+const v1 = [
+  defineModel(OwnerV1, { id: p.integer().primary() }),
+  defineModel(ItemV1, { id: p.integer().primary(), name: p.string() }),
+];
 const v2 = [
   defineModel(OwnerV2, { id: p.integer().primary() }),
   defineModel(ItemV2, {

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { BaseRepository, Dispatcher, UnitOfWork, domainEvent, registerDbEventDispatcher, type DomainEvent, type EntityEventPayload } from '@core/runtime';
+import {
+  BaseRepository,
+  Dispatcher,
+  UnitOfWork,
+  domainEvent,
+  registerDbEventDispatcher,
+  type DomainEvent,
+  type EntityEventPayload,
+} from '@core/runtime';
 import { fixtureEntities, Label, Project, Task } from '../../fixtures/models/index.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 
@@ -20,25 +28,37 @@ describeEachDatabase('registerDbEventDispatcher', { entities: fixtureEntities },
   const payloads = () => events.map((e) => ({ name: e.name, ...(e.payload as EntityEventPayload) }));
 
   it('reports created, updated (changed fields only) and deleted entities with table, class and key', async () => {
-    const [label] = await UnitOfWork.run(async (uow) => {
-      const created = [uow.em.create(Label, { name: `l-${randomUUID()}` } as never)];
-      await uow.em.flush();
-      return created;
-    }, { db: suite.db });
+    const [label] = await UnitOfWork.run(
+      async (uow) => {
+        const created = [uow.em.create(Label, { name: `l-${randomUUID()}` } as never)];
+        await uow.em.flush();
+        return created;
+      },
+      { db: suite.db },
+    );
     events.length = 0;
 
-    const id = await UnitOfWork.run(async (uow) => {
-      const task = uow.em.create(Task, { title: 'entity events', labels: [label!.id] } as never);
-      await uow.em.flush();
-      return task.id;
-    }, { db: suite.db });
-    await UnitOfWork.run(async (uow) => {
-      const task = await uow.em.findOneOrFail(Task, id, { populate: ['labels'] as never });
-      uow.em.assign(task, { title: 'renamed', points: 3, labels: [] } as never);
-    }, { db: suite.db });
-    await UnitOfWork.run(async (uow) => {
-      uow.em.remove(await uow.em.findOneOrFail(Task, id));
-    }, { db: suite.db });
+    const id = await UnitOfWork.run(
+      async (uow) => {
+        const task = uow.em.create(Task, { title: 'entity events', labels: [label!.id] } as never);
+        await uow.em.flush();
+        return task.id;
+      },
+      { db: suite.db },
+    );
+    await UnitOfWork.run(
+      async (uow) => {
+        const task = await uow.em.findOneOrFail(Task, id, { populate: ['labels'] as never });
+        uow.em.assign(task, { title: 'renamed', points: 3, labels: [] } as never);
+      },
+      { db: suite.db },
+    );
+    await UnitOfWork.run(
+      async (uow) => {
+        uow.em.remove(await uow.em.findOneOrFail(Task, id));
+      },
+      { db: suite.db },
+    );
 
     expect(payloads()).toEqual([
       {
@@ -49,27 +69,44 @@ describeEachDatabase('registerDbEventDispatcher', { entities: fixtureEntities },
         primaryKey: id,
         changedFields: expect.arrayContaining(['id', 'title', 'created_at', 'label_ids']),
       },
-      { name: 'tasks.updated', change: 'updated', entity: 'Task', table: 'tasks', primaryKey: id, changedFields: ['title', 'points', 'label_ids'] },
+      {
+        name: 'tasks.updated',
+        change: 'updated',
+        entity: 'Task',
+        table: 'tasks',
+        primaryKey: id,
+        changedFields: ['title', 'points', 'label_ids'],
+      },
       { name: 'tasks.deleted', change: 'deleted', entity: 'Task', table: 'tasks', primaryKey: id, changedFields: [] },
     ]);
     expect(payloads()[0]!.changedFields).not.toContain('description');
   });
 
   it('names changed fields as the HTTP API does: <relation>_id, <singular>_ids or the repository’s relationKeys', async () => {
-    const project = await UnitOfWork.run(async (uow) => {
-      const created = uow.em.create(Project, { name: `p-${randomUUID()}` } as never);
-      const label = uow.em.create(Label, { name: `l-${randomUUID()}` } as never);
-      await uow.em.flush();
-      return { id: created.id, label: label.id };
-    }, { db: suite.db });
+    const project = await UnitOfWork.run(
+      async (uow) => {
+        const created = uow.em.create(Project, { name: `p-${randomUUID()}` } as never);
+        const label = uow.em.create(Label, { name: `l-${randomUUID()}` } as never);
+        await uow.em.flush();
+        return { id: created.id, label: label.id };
+      },
+      { db: suite.db },
+    );
     const changed = () => payloads().map((p) => p.changedFields);
 
     events.length = 0;
-    const id = await UnitOfWork.run(async (uow) => {
-      const task = uow.em.create(Task, { title: 'wire names', project: project.id, labels: [project.label] } as never);
-      await uow.em.flush();
-      return task.id;
-    }, { db: suite.db });
+    const id = await UnitOfWork.run(
+      async (uow) => {
+        const task = uow.em.create(Task, {
+          title: 'wire names',
+          project: project.id,
+          labels: [project.label],
+        } as never);
+        await uow.em.flush();
+        return task.id;
+      },
+      { db: suite.db },
+    );
     expect(changed()[0]).toEqual(expect.arrayContaining(['title', 'project_id', 'label_ids']));
     expect(changed()[0]).not.toContain('project');
     expect(changed()[0]).not.toContain('labels');
@@ -85,11 +122,14 @@ describeEachDatabase('registerDbEventDispatcher', { entities: fixtureEntities },
   it('reports nothing for a transaction that rolls back after a flush (afterFlush has fired)', async () => {
     const flushed: string[] = [];
     suite.db.orm.em.getEventManager().registerSubscriber({ afterFlush: () => void flushed.push('afterFlush') });
-    const run = UnitOfWork.run(async (uow) => {
-      uow.em.create(Task, { title: 'rolled back' } as never);
-      await uow.em.flush();
-      throw new Error('after flush');
-    }, { db: suite.db });
+    const run = UnitOfWork.run(
+      async (uow) => {
+        uow.em.create(Task, { title: 'rolled back' } as never);
+        await uow.em.flush();
+        throw new Error('after flush');
+      },
+      { db: suite.db },
+    );
     await expect(run).rejects.toThrow('after flush');
     expect(flushed.length).toBeGreaterThan(0);
     // A later, successful transaction does not pick up the rolled-back changes either.
@@ -101,7 +141,9 @@ describeEachDatabase('registerDbEventDispatcher', { entities: fixtureEntities },
     const name = `p-${randomUUID()}`;
     const visible: number[] = [];
     dispatcher.subscribe('projects.created', async () => {
-      const rows = await suite.db.select<{ n: number | string }>('select count(*) as n from projects where name = ?', [name]);
+      const rows = await suite.db.select<{ n: number | string }>('select count(*) as n from projects where name = ?', [
+        name,
+      ]);
       visible.push(Number(rows[0]!.n));
     });
     const em = suite.db.orm.em.fork();
@@ -126,7 +168,10 @@ describeEachDatabase('registerDbEventDispatcher', { entities: fixtureEntities },
     const titles = [`outer-${randomUUID()}`, `inner-${randomUUID()}`];
     const seen: number[] = [];
     dispatcher.subscribe('tasks.created', async () => {
-      const rows = await suite.db.select<{ n: number | string }>('select count(*) as n from tasks where title in (?, ?)', titles);
+      const rows = await suite.db.select<{ n: number | string }>(
+        'select count(*) as n from tasks where title in (?, ?)',
+        titles,
+      );
       seen.push(Number(rows[0]!.n));
     });
     await suite.db.orm.em.fork().transactional(async (em) => {
@@ -140,10 +185,13 @@ describeEachDatabase('registerDbEventDispatcher', { entities: fixtureEntities },
   });
 
   it('delivers entity events before the domain events of the same unit', async () => {
-    await UnitOfWork.run(async (uow) => {
-      uow.raise(domainEvent('tasks.noted', {}));
-      uow.em.create(Task, { title: 'ordered' } as never);
-    }, { db: suite.db });
+    await UnitOfWork.run(
+      async (uow) => {
+        uow.raise(domainEvent('tasks.noted', {}));
+        uow.em.create(Task, { title: 'ordered' } as never);
+      },
+      { db: suite.db },
+    );
     expect(events.map((e) => e.name)).toEqual(['tasks.created', 'tasks.noted']);
   });
 

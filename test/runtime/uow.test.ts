@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Dispatcher, UnitOfWork, domainEvent, registerDbEventDispatcher, type Database, type DomainEvent, type Logger } from '@core/runtime';
+import {
+  Dispatcher,
+  UnitOfWork,
+  domainEvent,
+  registerDbEventDispatcher,
+  type Database,
+  type DomainEvent,
+  type Logger,
+} from '@core/runtime';
 import { fixtureEntities, Project, Task } from '../../fixtures/models/index.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 
@@ -225,7 +233,9 @@ describeEachDatabase('UnitOfWork', { entities: fixtureEntities }, (suite) => {
     const run = UnitOfWork.run(
       async (uow) => {
         await uow.query(insert, [randomUUID(), name, now()]);
-        const inside = await uow.query<{ n: number | string }>('select count(*) as n from projects where name = ?', [name]);
+        const inside = await uow.query<{ n: number | string }>('select count(*) as n from projects where name = ?', [
+          name,
+        ]);
         expect(Number(inside[0]!.n)).toBe(1);
         expect(await suite.db.select('select id from projects where name = ?', [name])).toHaveLength(1); // same transaction
         throw new Error('undo');
@@ -261,10 +271,13 @@ describeEachDatabase('UnitOfWork', { entities: fixtureEntities }, (suite) => {
       async (outer) => {
         await outer.em.transactional(async (em) => {
           em.create(Task, { title } as never);
-          await UnitOfWork.run((inner) => {
-            expect(inner).toBe(outer);
-            inner.raise(domainEvent('inner.raised', {}));
-          }, { db: suite.db });
+          await UnitOfWork.run(
+            (inner) => {
+              expect(inner).toBe(outer);
+              inner.raise(domainEvent('inner.raised', {}));
+            },
+            { db: suite.db },
+          );
         });
         expect(await countTasks(suite.db, title)).toBe(1); // flushed by the savepoint, seen in the transaction
       },

@@ -10,7 +10,8 @@ import { array, call, chain, literal, options, str, type Expr, type Literal } fr
 /** `bigint` values travel as strings; 18 digits always fit a signed 64-bit column. */
 const BIGINT_PATTERN = '^-?\\d{1,18}$';
 /** What the API docs say of a version field the manifest does not describe. */
-export const VERSION_DESCRIPTION = 'Version of the record: 1 when created, one more after every update; its ETag derives from it';
+export const VERSION_DESCRIPTION =
+  'Version of the record: 1 when created, one more after every update; its ETag derives from it';
 /** `string` without `max_length`. */
 export const DEFAULT_STRING_LENGTH = 255;
 
@@ -54,7 +55,15 @@ export function fieldInfo(name: string, spec: FieldSpec): FieldInfo {
     inCreate: writable && spec.create !== false,
     inUpdate: writable && !primary && spec.update !== false,
     inOutput: spec.output !== false,
-    default: spec.default === undefined ? undefined : { value: spec.type === 'bigint' && typeof spec.default === 'number' ? String(spec.default) : (spec.default as Literal) },
+    default:
+      spec.default === undefined
+        ? undefined
+        : {
+            value:
+              spec.type === 'bigint' && typeof spec.default === 'number'
+                ? String(spec.default)
+                : (spec.default as Literal),
+          },
     decimal: spec.type === 'decimal' ? decimalSize(spec) : undefined,
   };
 }
@@ -150,7 +159,9 @@ export function inputSchema(f: FieldInfo): Expr {
 
 /** The field in the output schema: always present; null allowed when nullable. */
 export function outputSchema(f: FieldInfo): Expr {
-  const outer: [string, Literal | undefined][] = [['description', f.spec.description ?? (f.version ? VERSION_DESCRIPTION : undefined)]];
+  const outer: [string, Literal | undefined][] = [
+    ['description', f.spec.description ?? (f.version ? VERSION_DESCRIPTION : undefined)],
+  ];
   return f.nullable && f.type !== 'json' ? nullable(f, 'output', outer) : typed(f, 'output', outer);
 }
 

@@ -69,7 +69,9 @@ async function writeUserFile(tree: Tree, path: string, fresh: string, sync: Sync
   const { syncMembers } = await import('../../ast/sync-members.js');
   const { content, problems } = syncMembers(current, sync);
   if (problems.length > 0) {
-    const wanted = [...(sync.properties ?? []), ...(sync.superArgument ?? [])].map((m) => `${m.name} = ${JSON.stringify(m.value ?? null)}`).join(', ');
+    const wanted = [...(sync.properties ?? []), ...(sync.superArgument ?? [])]
+      .map((m) => `${m.name} = ${JSON.stringify(m.value ?? null)}`)
+      .join(', ');
     return tree.write(path, fresh, 'user', `${problems.join('; ')}: set ${wanted} by hand`);
   }
   tree.write(path, content, 'sync');

@@ -111,7 +111,8 @@ function relationDoc(app: AppModel, r: ResolvedRelation): string {
       return `Many-to-one, written as \`${r.key}\`: ${deletePhrase(r.onDelete!, target, these, these)}.`;
     case 'one-to-one': {
       const one = app.names.singularWords;
-      if (r.owner) return `One-to-one, owning side (\`${r.key}\`, unique): ${deletePhrase(r.onDelete!, target, one, `${app.names.article} ${one}`)}.`;
+      if (r.owner)
+        return `One-to-one, owning side (\`${r.key}\`, unique): ${deletePhrase(r.onDelete!, target, one, `${app.names.article} ${one}`)}.`;
       return `One-to-one, inverse side of \`${owning}\`: set it from the ${target} (\`${r.mappedBy}_id\`).`;
     }
     case 'one-to-many':

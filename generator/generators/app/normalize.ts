@@ -97,18 +97,24 @@ function fieldIssues(fields: readonly FieldInfo[]): ManifestIssue[] {
   for (const f of fields) {
     const at = `$.fields.${f.name}`;
     const s = f.spec;
-    if (s.auto !== undefined && f.type !== 'datetime') add(`${at}.auto`, `"auto" sets a timestamp and applies to datetime fields, this one is "${f.type}"`);
-    if (s.min_length !== undefined && !TEXTUAL.has(f.type)) add(`${at}.min_length`, `"min_length" applies to string and text fields, this one is "${f.type}"`);
+    if (s.auto !== undefined && f.type !== 'datetime')
+      add(`${at}.auto`, `"auto" sets a timestamp and applies to datetime fields, this one is "${f.type}"`);
+    if (s.min_length !== undefined && !TEXTUAL.has(f.type))
+      add(`${at}.min_length`, `"min_length" applies to string and text fields, this one is "${f.type}"`);
     for (const bound of ['minimum', 'maximum'] as const) {
       if (s[bound] === undefined || NUMERIC.has(f.type)) continue;
       const hint = f.type === 'decimal' ? ' (decimals travel as strings, so JSON Schema bounds cannot check them)' : '';
       add(`${at}.${bound}`, `"${bound}" applies to integer and float fields, this one is "${f.type}"${hint}`);
     }
-    if (f.primary && s.output === false) add(`${at}.output`, 'the primary key is always returned (it is in every URL); remove "output": false');
+    if (f.primary && s.output === false)
+      add(`${at}.output`, 'the primary key is always returned (it is in every URL); remove "output": false');
     const setBySomeone = f.inCreate || f.generated || f.nullable || s.default !== undefined;
     if (!setBySomeone) {
       const why = s.readonly ? '"readonly"' : '"create": false';
-      add(at, `is ${why}, not nullable, and has no default or "auto": nothing could set it when a record is created; add a "default", "nullable": true or "auto"`);
+      add(
+        at,
+        `is ${why}, not nullable, and has no default or "auto": nothing could set it when a record is created; add a "default", "nullable": true or "auto"`,
+      );
     }
   }
   return issues;

@@ -78,25 +78,44 @@ export function resolveRelations(
     const at = `$.relations.${name}`;
     const target = resource(spec.target);
     if (!target) {
-      issues.push({ path: `${at}.target`, message: `no resource named "${spec.target}" (known: ${[...manifests.keys()].sort().join(', ')})` });
+      issues.push({
+        path: `${at}.target`,
+        message: `no resource named "${spec.target}" (known: ${[...manifests.keys()].sort().join(', ')})`,
+      });
       continue;
     }
     const other = declaredOn(spec.target);
     const counterpart = findCounterpart(other, here, name, spec);
-    const base = { name, kind: spec.kind, target, declared: true, origin: `${here}.${name}`, customKey: false } as const;
+    const base = {
+      name,
+      kind: spec.kind,
+      target,
+      declared: true,
+      origin: `${here}.${name}`,
+      customKey: false,
+    } as const;
 
     switch (spec.kind) {
       case 'many-to-one': {
         if (counterpart && counterpart.spec.kind !== 'one-to-many') {
-          issues.push({ path: `${at}.inverse`, message: `${spec.target}.${counterpart.name} is a ${counterpart.spec.kind} relation; the inverse of a many-to-one is a one-to-many` });
+          issues.push({
+            path: `${at}.inverse`,
+            message: `${spec.target}.${counterpart.name} is a ${counterpart.spec.kind} relation; the inverse of a many-to-one is a one-to-many`,
+          });
         }
         const nullable = spec.nullable ?? false;
-        relations.push({ ...base, owner: true, nullable, onDelete: spec.on_delete ?? defaultDeleteRule(nullable), key: `${name}_id` });
+        relations.push({
+          ...base,
+          owner: true,
+          nullable,
+          onDelete: spec.on_delete ?? defaultDeleteRule(nullable),
+          key: `${name}_id`,
+        });
         break;
       }
       case 'one-to-many': {
         const back = spec.inverse === undefined ? undefined : other[spec.inverse];
-        if (!back || back.kind !== 'many-to-one' || back.target !== here) {
+        if (back?.kind !== 'many-to-one' || back.target !== here) {
           issues.push({
             path: `${at}.inverse`,
             message: `${spec.target} has no many-to-one relation "${spec.inverse}" to ${here}; add "${spec.inverse}": { "kind": "many-to-one", "target": "${here}" } to the ${spec.target} manifest`,
@@ -104,7 +123,10 @@ export function resolveRelations(
           continue;
         }
         if (back.inverse !== undefined && back.inverse !== name) {
-          issues.push({ path: `${at}.inverse`, message: `${spec.target}.${spec.inverse} names its inverse "${back.inverse}", not "${name}"; make them agree` });
+          issues.push({
+            path: `${at}.inverse`,
+            message: `${spec.target}.${spec.inverse} names its inverse "${back.inverse}", not "${name}"; make them agree`,
+          });
           continue;
         }
         relations.push({ ...base, owner: false, nullable: true, mappedBy: spec.inverse! });
@@ -124,7 +146,10 @@ export function resolveRelations(
           continue;
         }
         if (counterpart && counterpart.spec.kind !== spec.kind) {
-          issues.push({ path: `${at}.inverse`, message: `${spec.target}.${counterpart.name} is a ${counterpart.spec.kind} relation, this one is ${spec.kind}` });
+          issues.push({
+            path: `${at}.inverse`,
+            message: `${spec.target}.${counterpart.name} is a ${counterpart.spec.kind} relation, this one is ${spec.kind}`,
+          });
           continue;
         }
         const inverse = spec.inverse ?? counterpart?.name;
@@ -142,15 +167,24 @@ export function resolveRelations(
             customKey: key !== defaultKey,
           });
         } else {
-          if (spec.ids_field !== undefined) issues.push({ path: `${at}.ids_field`, message: `only the owning side of a many-to-many takes ids; ${spec.target}.${counterpart!.name} owns this one` });
+          if (spec.ids_field !== undefined)
+            issues.push({
+              path: `${at}.ids_field`,
+              message: `only the owning side of a many-to-many takes ids; ${spec.target}.${counterpart!.name} owns this one`,
+            });
           relations.push({ ...base, owner: false, nullable: true, mappedBy: counterpart!.name });
         }
         break;
       }
     }
     if (spec.inverse !== undefined) {
-      const clash = spec.target === here ? manifest.fields[spec.inverse] : manifests.get(spec.target)?.fields[spec.inverse];
-      if (clash) issues.push({ path: `${at}.inverse`, message: `"${spec.inverse}" is already a field of ${spec.target}; choose another inverse name` });
+      const clash =
+        spec.target === here ? manifest.fields[spec.inverse] : manifests.get(spec.target)?.fields[spec.inverse];
+      if (clash)
+        issues.push({
+          path: `${at}.inverse`,
+          message: `"${spec.inverse}" is already a field of ${spec.target}; choose another inverse name`,
+        });
     }
   }
 
@@ -178,7 +212,9 @@ function findCounterpart(
     if (named && named.target === here) return { name: spec.inverse, spec: named };
     return undefined;
   }
-  const pointing = Object.entries(other).find(([n, r]) => r.target === here && r.inverse === name && !(n === name && spec === r));
+  const pointing = Object.entries(other).find(
+    ([n, r]) => r.target === here && r.inverse === name && !(n === name && spec === r),
+  );
   return pointing ? { name: pointing[0], spec: pointing[1] } : undefined;
 }
 
@@ -222,16 +258,32 @@ function impliedRelations(
       if ((spec.kind === 'one-to-one' || spec.kind === 'many-to-many') && spec.owner === false) continue;
       const origin = `${table}.${name}`;
       if (manifest.fields[inverse]) {
-        issues.push({ path: `$.fields.${inverse}`, message: `collides with the relation "${inverse}" that ${origin} declares as its inverse; rename one of them` });
+        issues.push({
+          path: `$.fields.${inverse}`,
+          message: `collides with the relation "${inverse}" that ${origin} declares as its inverse; rename one of them`,
+        });
         continue;
       }
       if (implied.some((r) => r.name === inverse)) {
-        issues.push({ path: '$.relations', message: `two relations name "${inverse}" as their inverse on ${here} (${implied.find((r) => r.name === inverse)!.origin} and ${origin}); rename one` });
+        issues.push({
+          path: '$.relations',
+          message: `two relations name "${inverse}" as their inverse on ${here} (${implied.find((r) => r.name === inverse)!.origin} and ${origin}); rename one`,
+        });
         continue;
       }
       const target = resource(table)!;
       const kind: RelationKind = spec.kind === 'many-to-one' ? 'one-to-many' : spec.kind;
-      implied.push({ name: inverse, kind, target, owner: false, nullable: true, mappedBy: name, customKey: false, declared: false, origin });
+      implied.push({
+        name: inverse,
+        kind,
+        target,
+        owner: false,
+        nullable: true,
+        mappedBy: name,
+        customKey: false,
+        declared: false,
+        origin,
+      });
     }
   }
   return implied;

@@ -9,7 +9,8 @@ import { render } from '../../engine/render.js';
 import type { SyncRequest } from '../../ast/sync-members.js';
 import type { AppModel } from './normalize.js';
 
-const RELATION_KEYS_DOC = '/** Many-to-many input keys set by `ids_field` in the manifest (kept in step by `core generate`). */';
+const RELATION_KEYS_DOC =
+  '/** Many-to-many input keys set by `ids_field` in the manifest (kept in step by `core generate`). */';
 
 export function renderRepository(app: AppModel): string {
   const { names } = app;
@@ -18,9 +19,14 @@ export function renderRepository(app: AppModel): string {
     .value('./models.js', names.entity)
     .type('./schemas.js', names.createInput, names.updateInput);
   const relationKeys = relationKeysOf(app);
-  const options = app.reader ? `{ model: ${names.entity}, reader: ${print(literal(readerOf(app)!), 4)} }` : `{ model: ${names.entity} }`;
+  const options = app.reader
+    ? `{ model: ${names.entity}, reader: ${print(literal(readerOf(app)!), 4)} }`
+    : `{ model: ${names.entity} }`;
   return render('app/repositories.ts.hbs', {
-    banner: userBanner(app, '`core generate` only keeps `relationKeys` and the `reader` limits in step with the manifest.'),
+    banner: userBanner(
+      app,
+      '`core generate` only keeps `relationKeys` and the `reader` limits in step with the manifest.',
+    ),
     imports: imports.render(),
     names,
     relationKeys: relationKeys ? [RELATION_KEYS_DOC, relationKeysLine(relationKeys)] : [],
@@ -32,7 +38,13 @@ export function repositorySync(app: AppModel): SyncRequest {
   const relationKeys = relationKeysOf(app);
   return {
     className: app.names.repository,
-    properties: [{ name: 'relationKeys', value: relationKeys, declaration: relationKeys ? [RELATION_KEYS_DOC, relationKeysLine(relationKeys)] : [] }],
+    properties: [
+      {
+        name: 'relationKeys',
+        value: relationKeys,
+        declaration: relationKeys ? [RELATION_KEYS_DOC, relationKeysLine(relationKeys)] : [],
+      },
+    ],
     superArgument: [{ name: 'reader', value: readerOf(app) }],
   };
 }

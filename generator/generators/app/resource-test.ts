@@ -26,7 +26,8 @@ export function renderResourceTest(app: AppModel): string {
   const pk = app.primary.name;
   const change = bodies.change;
   const returnLine = `  return ${print(object(bodies.body), 2, 9, 1)};`;
-  const expectation = (value: Expr): string => print(object([[pk, `created.${pk}`], ...(change ? [[change.name, value] as const] : [])]), 4, 48, 2);
+  const expectation = (value: Expr): string =>
+    print(object([[pk, `created.${pk}`], ...(change ? [[change.name, value] as const] : [])]), 4, 48, 2);
 
   return render('app/resource.test.ts.hbs', {
     banner: [
@@ -37,9 +38,13 @@ export function renderResourceTest(app: AppModel): string {
     names,
     collection,
     hasPrerequisites: bodies.prerequisites.length > 0,
-    validBody: bodies.prerequisites.length > 0 ? 'async function validBody(): Promise<Row>' : 'function validBody(): Row',
+    validBody:
+      bodies.prerequisites.length > 0 ? 'async function validBody(): Promise<Row>' : 'function validBody(): Row',
     validBodyCall: bodies.prerequisites.length > 0 ? 'await validBody()' : 'validBody()',
-    prerequisites: bodies.prerequisites.map((p) => `  const ${p.variable} = await create('${p.url}', ${print(object(p.entries), 2, p.variable.length + 25 + p.url.length, 2)});`),
+    prerequisites: bodies.prerequisites.map(
+      (p) =>
+        `  const ${p.variable} = await create('${p.url}', ${print(object(p.entries), 2, p.variable.length + 25 + p.url.length, 2)});`,
+    ),
     returnLine,
     hasRoundTrip: bodies.roundTrip.length > 0,
     roundTrip: print(array(bodies.roundTrip.map(str)), 0, 37, 1),

@@ -36,7 +36,10 @@ export function renderRouter(app: AppModel): string {
     .type('./schemas.js', names.createInput, names.updateInput)
     .value('./services.js', names.service);
   return render('app/routers.ts.hbs', {
-    banner: userBanner(app, '`core generate` only keeps `prefix`, `tags` and `exposeSchemas` in step with the manifest.'),
+    banner: userBanner(
+      app,
+      '`core generate` only keeps `prefix`, `tags` and `exposeSchemas` in step with the manifest.',
+    ),
     imports: imports.render(),
     names,
     values: routerValues(app).map(declaration),

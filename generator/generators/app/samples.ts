@@ -14,7 +14,18 @@ import type { AppModel } from './normalize.js';
 import { resolveRelations } from './relations.js';
 
 /** Names of the generated test file that a prerequisite's variable must not shadow. */
-const RESERVED = new Set(['app', 'headers', 'create', 'validBody', 'body', 'created', 'url', 'expect', 'it', 'describe']);
+const RESERVED = new Set([
+  'app',
+  'headers',
+  'create',
+  'validBody',
+  'body',
+  'created',
+  'url',
+  'expect',
+  'it',
+  'describe',
+]);
 
 /** 0: the create body; 1: the PUT change; 2: the PATCH change. */
 type Variant = 0 | 1 | 2;
@@ -138,14 +149,25 @@ export function testBodies(app: AppModel): TestBodies {
     candidates.find((f) => !f.default) ??
     candidates[0];
   const firstInput = app.fields.find((f) => f.inCreate && f.type !== 'json');
-  const toOneKeys = app.relations.filter((r) => r.owner && r.kind !== 'many-to-many' && r.key && !r.nullable).map((r) => r.key!);
+  const toOneKeys = app.relations
+    .filter((r) => r.owner && r.kind !== 'many-to-many' && r.key && !r.nullable)
+    .map((r) => r.key!);
   return {
     prerequisites,
     body,
-    change: changeable ? { name: changeable.name, put: sampleValue(changeable, 1), patch: sampleValue(changeable, 2) } : undefined,
-    invalid: firstInput ? { [firstInput.name]: invalidValue(firstInput) } : toOneKeys[0] ? { [toOneKeys[0]]: 12345 } : [],
+    change: changeable
+      ? { name: changeable.name, put: sampleValue(changeable, 1), patch: sampleValue(changeable, 2) }
+      : undefined,
+    invalid: firstInput
+      ? { [firstInput.name]: invalidValue(firstInput) }
+      : toOneKeys[0]
+        ? { [toOneKeys[0]]: 12345 }
+        : [],
     // Decimals come back in the column's notation ('0.00' may read '0' on SQLite, '12.5' '12.50' on PostgreSQL).
-    roundTrip: [...app.fields.filter((f) => f.inCreate && f.inOutput && f.type !== 'decimal').map((f) => f.name), ...toOneKeys],
+    roundTrip: [
+      ...app.fields.filter((f) => f.inCreate && f.inOutput && f.type !== 'decimal').map((f) => f.name),
+      ...toOneKeys,
+    ],
   };
 }
 
@@ -167,7 +189,14 @@ function canChange(f: FieldInfo): boolean {
  * `path` holds the tables on the way down (a repeat is a cycle); `via` the app's own relation that
  * started the descent, which is where a cycle is reported.
  */
-function bodyOf(app: AppModel, manifest: Manifest, path: string[], prerequisites: Prerequisite[], taken: Set<string>, via?: string): [string, Expr][] {
+function bodyOf(
+  app: AppModel,
+  manifest: Manifest,
+  path: string[],
+  prerequisites: Prerequisite[],
+  taken: Set<string>,
+  via?: string,
+): [string, Expr][] {
   // A resource created a second time (two required relations to it) needs other values in its unique fields.
   const copy = prerequisites.filter((p) => p.table === manifest.name).length + (path.length === 1 ? 0 : 1);
   const entries: [string, Expr][] = Object.entries(manifest.fields)
@@ -190,7 +219,12 @@ function bodyOf(app: AppModel, manifest: Manifest, path: string[], prerequisites
     let variable = camel(r.name);
     for (let n = 2; taken.has(variable) || RESERVED.has(variable); n++) variable = `${camel(r.name)}${n}`;
     taken.add(variable);
-    prerequisites.push({ table: r.target.table, variable, url: `${(target.prefix ?? `/${target.name}`).replace(/\/$/, '')}/`, entries: targetBody });
+    prerequisites.push({
+      table: r.target.table,
+      variable,
+      url: `${(target.prefix ?? `/${target.name}`).replace(/\/$/, '')}/`,
+      entries: targetBody,
+    });
     entries.push([r.key, `${variable}.${r.target.pk.name}`]);
   }
   return entries;

@@ -45,7 +45,11 @@ export function renderSchemas(app: AppModel): string {
     const many = r.kind === 'one-to-many' || r.kind === 'many-to-many';
     relations.push([
       r.name,
-      object([['schema', `() => ${outSchema}`], ['many', String(many)], ...(toOneKey ? [['foreignKey', str(toOneKey)] as const] : [])]),
+      object([
+        ['schema', `() => ${outSchema}`],
+        ['many', String(many)],
+        ...(toOneKey ? [['foreignKey', str(toOneKey)] as const] : []),
+      ]),
     ]);
   }
 
@@ -61,7 +65,8 @@ export function renderSchemas(app: AppModel): string {
     createFields: fieldsObject(create),
     updateFields: fieldsObject(update),
     outFields: fieldsObject(out),
-    foreignKeys: foreignKeys.length > 0 ? print(object(foreignKeys.map(([k, v]) => [k, str(v)] as const)), 2, 45, 1) : '',
+    foreignKeys:
+      foreignKeys.length > 0 ? print(object(foreignKeys.map(([k, v]) => [k, str(v)] as const)), 2, 45, 1) : '',
     relations: relations.map(([name, spec]) => `    ${name}: ${print(spec, 4, name.length + 6, 1)},`),
   });
 }

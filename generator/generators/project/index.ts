@@ -39,7 +39,10 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     cliTarball: options.cliTarball,
     migrationRunner: MIGRATION_RUNNER,
   };
-  const databaseSection = render(options.db === 'sqlite' ? 'project/readme-sqlite.md.hbs' : 'project/readme-postgres.md.hbs', data).trimEnd();
+  const databaseSection = render(
+    options.db === 'sqlite' ? 'project/readme-sqlite.md.hbs' : 'project/readme-postgres.md.hbs',
+    data,
+  ).trimEnd();
 
   const files: [path: string, template: string][] = [
     ['src/main.ts', 'main.ts.hbs'],
@@ -58,7 +61,8 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     ['.dockerignore', 'dockerignore.hbs'],
     ['compose.yaml', 'compose.yaml.hbs'],
   ];
-  for (const [path, template] of files) tree.write(path, render(`project/${template}`, { ...data, databaseSection }), 'refuse');
+  for (const [path, template] of files)
+    tree.write(path, render(`project/${template}`, { ...data, databaseSection }), 'refuse');
 
   // Git keeps no empty folders; the marker keeps `src/apps/` in a fresh clone.
   tree.write('src/apps/.gitkeep', '', 'refuse');

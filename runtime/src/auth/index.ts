@@ -1,4 +1,11 @@
-export { ANONYMOUS_ROLE, PolicyDocumentSchema, PolicyError, PolicySet, RolePolicySchema, loadPolicies } from './policies.js';
+export {
+  ANONYMOUS_ROLE,
+  PolicyDocumentSchema,
+  PolicyError,
+  PolicySet,
+  RolePolicySchema,
+  loadPolicies,
+} from './policies.js';
 export type { PolicyDocument, Principal, RolePolicy } from './policies.js';
 export { createTokenVerifier, parseDuration, signToken } from './jwt.js';
 export type { SignTokenOptions, VerifiedToken } from './jwt.js';

@@ -1,4 +1,11 @@
-import { createLocalJWKSet, errors, type CryptoKey, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
+import {
+  createLocalJWKSet,
+  errors,
+  type CryptoKey,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type JWSHeaderParameters,
+} from 'jose';
 import { silentLogger, type Logger } from '../logging/logger.js';
 
 /**
@@ -136,7 +143,10 @@ export class JwksKeyStore {
 
   private unavailable(): KeysUnavailableError {
     const retryAfterS = Math.max(1, Math.ceil((this.lastFetchAt + this.cooldownMs - Date.now()) / 1000));
-    return new KeysUnavailableError(`The identity provider's signing keys cannot be fetched (${this.lastFailure ?? 'unknown reason'}).`, retryAfterS);
+    return new KeysUnavailableError(
+      `The identity provider's signing keys cannot be fetched (${this.lastFailure ?? 'unknown reason'}).`,
+      retryAfterS,
+    );
   }
 
   private load(): Promise<void> {
@@ -166,7 +176,8 @@ export class JwksKeyStore {
       this.kids = new Set(json.keys.map((key) => key.kid).filter((kid): kid is string => typeof kid === 'string'));
       this.generation += 1;
       this.lastFailure = undefined;
-      if (recovered) this.logger.info({ jwksUrl: this.url, keys: this.kids.size }, "identity provider's signing keys fetched again");
+      if (recovered)
+        this.logger.info({ jwksUrl: this.url, keys: this.kids.size }, "identity provider's signing keys fetched again");
     } catch (error) {
       this.lastFailure = describeFailure(error, this.timeoutMs);
       this.logger.warn(

@@ -2,13 +2,13 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import { container, createToken, type Container, type InjectionToken } from '../container/index.js';
 import { hasPermission, type CoreContext } from '../context/context.js';
-import { continueIn, decorateRequestStore, requestStoreFor } from '../context/request-store.js';
+import { continueIn, decorateRequestStore, requestStoreFor } from '../container/request-store.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import { loadAuthSettings, type AuthSettings } from '../settings/settings.js';
 import { extractCredential } from './credentials.js';
 import type { PolicyDocument, PolicySet } from './policies.js';
-import { ContextResolver, JwtContextResolver } from './resolver.js';
+import { type ContextResolver, JwtContextResolver } from './resolver.js';
 
 /** What the context plugin found out about the caller of one request. */
 export interface CoreAuthState {
@@ -183,7 +183,9 @@ export function assertPermission(request: FastifyRequest, action: string): void 
   if (hasPermission(auth.context, action)) return;
   if (!auth.authenticated) {
     const message = `Authentication is required to perform ${JSON.stringify(action)}.`;
-    throw new UnauthenticatedError(message, [{ path: credentialPath(request), message, reason: 'credentials_required' }]);
+    throw new UnauthenticatedError(message, [
+      { path: credentialPath(request), message, reason: 'credentials_required' },
+    ]);
   }
   const message = `Your roles do not grant ${JSON.stringify(action)}.`;
   throw new ForbiddenError(message, [{ path: credentialPath(request), message, reason: 'permission_denied' }]);
@@ -201,6 +203,9 @@ function credentialPath(request: FastifyRequest): string {
 function withCredentialPath(error: UnauthenticatedError, request: FastifyRequest): UnauthenticatedError {
   if (error.details.length > 0 && error.details.every((detail) => detail.path !== undefined)) return error;
   const path = credentialPath(request);
-  const details = error.details.length > 0 ? error.details.map((detail) => ({ ...detail, path: detail.path ?? path })) : [{ path, message: error.message }];
+  const details =
+    error.details.length > 0
+      ? error.details.map((detail) => ({ ...detail, path: detail.path ?? path }))
+      : [{ path, message: error.message }];
   return new UnauthenticatedError(error.message, details);
 }

@@ -153,12 +153,17 @@ function readPoliciesFile(path: string): unknown {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    throw new PolicyError(`Cannot read the policies file ${path} (${code}); create it with a "roles" object (see src/policies.json of a new project).`, { cause: error });
+    throw new PolicyError(
+      `Cannot read the policies file ${path} (${code}); create it with a "roles" object (see src/policies.json of a new project).`,
+      { cause: error },
+    );
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new PolicyError(`The policies file ${path} is not valid JSON: ${(error as Error).message}.`, { cause: error });
+    throw new PolicyError(`The policies file ${path} is not valid JSON: ${(error as Error).message}.`, {
+      cause: error,
+    });
   }
 }
 

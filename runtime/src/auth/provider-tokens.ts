@@ -62,9 +62,15 @@ export class ProviderTokenVerifier {
     if (alg === 'HS256' && this.settings.allowLocalTokens) return 'local';
     if ((this.settings.algorithms as readonly string[]).includes(alg)) return 'provider';
     if (/^HS\d+$/i.test(alg)) {
-      throw invalid('invalid_algorithm', 'The access token is signed with a shared secret; this API accepts tokens signed by its identity provider.');
+      throw invalid(
+        'invalid_algorithm',
+        'The access token is signed with a shared secret; this API accepts tokens signed by its identity provider.',
+      );
     }
-    throw invalid('invalid_algorithm', `The access token is signed with ${JSON.stringify(alg)}; accepted: ${this.settings.algorithms.join(', ')}.`);
+    throw invalid(
+      'invalid_algorithm',
+      `The access token is signed with ${JSON.stringify(alg)}; accepted: ${this.settings.algorithms.join(', ')}.`,
+    );
   }
 
   /** Verifies a provider token; 401 (`UnauthenticatedError`) when it is not acceptable, 503 when no key can be had. */
@@ -72,7 +78,10 @@ export class ProviderTokenVerifier {
     let payload: JWTPayload;
     let kid: unknown;
     try {
-      ({ payload, protectedHeader: { kid } } = await jwtVerify(token, this.keys.getKey, this.options));
+      ({
+        payload,
+        protectedHeader: { kid },
+      } = await jwtVerify(token, this.keys.getKey, this.options));
     } catch (error) {
       throw verificationError(error);
     }
@@ -95,7 +104,8 @@ export class ProviderTokenVerifier {
 export function claimAt(payload: unknown, path: readonly string[]): unknown {
   let value = payload;
   for (const segment of path) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, segment)) return undefined;
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, segment))
+      return undefined;
     value = (value as Record<string, unknown>)[segment];
   }
   return value;
@@ -109,7 +119,8 @@ export function formatClaimPath(path: readonly string[]): string {
 function readSubject(payload: JWTPayload, path: readonly string[]): string | null {
   const sub = claimAt(payload, path);
   if (sub === undefined) return null;
-  if (typeof sub !== 'string') throw invalid('invalid_claims', `The access token's ${formatClaimPath(path)} claim must be a string.`);
+  if (typeof sub !== 'string')
+    throw invalid('invalid_claims', `The access token's ${formatClaimPath(path)} claim must be a string.`);
   return sub;
 }
 
@@ -139,24 +150,45 @@ function verificationError(error: unknown): Error {
       case 'nbf':
         return notYetValidError();
       case 'iss':
-        return invalid('invalid_issuer', 'The access token was not issued by the identity provider this API trusts ("iss").');
+        return invalid(
+          'invalid_issuer',
+          'The access token was not issued by the identity provider this API trusts ("iss").',
+        );
       case 'aud':
-        return invalid('invalid_audience', 'The access token is meant for another audience ("aud"); request one for this API.');
+        return invalid(
+          'invalid_audience',
+          'The access token is meant for another audience ("aud"); request one for this API.',
+        );
       case 'exp':
-        return invalid('invalid_claims', 'The access token has no valid "exp" claim; tokens from the identity provider must expire.');
+        return invalid(
+          'invalid_claims',
+          'The access token has no valid "exp" claim; tokens from the identity provider must expire.',
+        );
       default:
         return invalid('invalid_claims', `The access token's "${error.claim}" claim is not acceptable.`);
     }
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed) return invalid('invalid_signature', 'The access token signature is invalid.');
-  if (error instanceof errors.JOSEAlgNotAllowed) return invalid('invalid_algorithm', 'The access token is not signed with an accepted algorithm.');
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return invalid('invalid_signature', 'The access token signature is invalid.');
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return invalid('invalid_algorithm', 'The access token is not signed with an accepted algorithm.');
   if (error instanceof errors.JWKSNoMatchingKey) {
-    return invalid('unknown_key', "No signing key of the identity provider matches the access token's key id (\"kid\").");
+    return invalid(
+      'unknown_key',
+      'No signing key of the identity provider matches the access token\'s key id ("kid").',
+    );
   }
   if (error instanceof errors.JWKSMultipleMatchingKeys) {
-    return invalid('unknown_key', 'The access token names no key id ("kid") and several of the identity provider\'s keys could have signed it.');
+    return invalid(
+      'unknown_key',
+      'The access token names no key id ("kid") and several of the identity provider\'s keys could have signed it.',
+    );
   }
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JOSENotSupported) {
+  if (
+    error instanceof errors.JWSInvalid ||
+    error instanceof errors.JWTInvalid ||
+    error instanceof errors.JOSENotSupported
+  ) {
     return invalid('malformed', 'The access token is malformed; send a JWT as "Authorization: Bearer <token>".');
   }
   if (error instanceof errors.JOSEError) return invalid('invalid_token', 'The access token could not be verified.');

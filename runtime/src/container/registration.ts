@@ -88,7 +88,9 @@ export function normalizeRegistration(token: unknown, provider: unknown): Regist
   }
   const sources = SOURCES.filter((key) => key in options);
   if (sources.length > 1) {
-    throw new RegistrationError(`${name} has ${sources.join(' and ')}; give exactly one of useClass, useFactory, useValue.`);
+    throw new RegistrationError(
+      `${name} has ${sources.join(' and ')}; give exactly one of useClass, useFactory, useValue.`,
+    );
   }
   const lifetime = options.lifetime as Lifetime | undefined;
 
@@ -120,7 +122,12 @@ export function normalizeRegistration(token: unknown, provider: unknown): Regist
   }
 }
 
-function classRegistration(token: Token, name: string, useClass: unknown, lifetime: Lifetime | undefined): Registration {
+function classRegistration(
+  token: Token,
+  name: string,
+  useClass: unknown,
+  lifetime: Lifetime | undefined,
+): Registration {
   if (typeof useClass !== 'function') {
     throw new RegistrationError(`useClass for ${name} must be a class; received ${describeValue(useClass)}.`);
   }

@@ -1,4 +1,4 @@
-import { activeStore, runWithStoreScope } from '../context/request-store.js';
+import { activeStore, runWithStoreScope } from './request-store.js';
 import type { Logger } from '../logging/logger.js';
 import type { Container } from './container.js';
 import { disposeAll, disposerOf, type Disposable } from './disposal.js';
@@ -105,7 +105,8 @@ export class ScopeImpl implements Scope {
       const owned = this.owned;
       this.owned = undefined;
       this.instances.clear();
-      this.disposal = (owned === undefined ? undefined : disposeAll(owned, this.logger, `scope #${this.id}`)) ?? DISPOSED;
+      this.disposal =
+        (owned === undefined ? undefined : disposeAll(owned, this.logger, `scope #${this.id}`)) ?? DISPOSED;
     }
     return this.disposal === DISPOSED ? undefined : this.disposal;
   }

@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
-import { continueIn, decorateRequestStore, requestStoreFor } from '../context/request-store.js';
+import { continueIn, decorateRequestStore, requestStoreFor } from './request-store.js';
 import { container as defaultContainer, type Container } from './container.js';
 import { ContainerError } from './container-errors.js';
 import { ScopeImpl, type Scope } from './scope.js';
@@ -130,7 +130,10 @@ const plugin: FastifyPluginCallback<ScopedDependencyOptions> = (app, options, do
    */
   const disposeWhenReplied = (request: ScopedRequest, reply: FastifyReply): void => {
     const timer = setTimeout(() => {
-      request.log.warn({ scope: request.diScope.id, graceMs }, 'request aborted and its handler has not replied; disposing its scope');
+      request.log.warn(
+        { scope: request.diScope.id, graceMs },
+        'request aborted and its handler has not replied; disposing its scope',
+      );
       void finish(request);
     }, graceMs);
     timer.unref();
@@ -153,10 +156,17 @@ function checkOptions(options: ScopedDependencyOptions): string | undefined {
   if (container !== undefined && typeof (container as Partial<Container>).createScope !== 'function') {
     return `options.container must be a Container; received ${describeValue(container)}.`;
   }
-  for (const [key, value] of [['onScopeCreated', onScopeCreated], ['onScopeDisposed', onScopeDisposed]] as const) {
-    if (value !== undefined && typeof value !== 'function') return `options.${key} must be a function; received ${describeValue(value)}.`;
+  for (const [key, value] of [
+    ['onScopeCreated', onScopeCreated],
+    ['onScopeDisposed', onScopeDisposed],
+  ] as const) {
+    if (value !== undefined && typeof value !== 'function')
+      return `options.${key} must be a function; received ${describeValue(value)}.`;
   }
-  if (abortGraceMs !== undefined && !(typeof abortGraceMs === 'number' && Number.isFinite(abortGraceMs) && abortGraceMs >= 0)) {
+  if (
+    abortGraceMs !== undefined &&
+    !(typeof abortGraceMs === 'number' && Number.isFinite(abortGraceMs) && abortGraceMs >= 0)
+  ) {
     return `options.abortGraceMs must be a number of milliseconds ≥ 0; received ${describeValue(abortGraceMs)}.`;
   }
   return undefined;

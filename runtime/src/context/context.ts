@@ -1,4 +1,4 @@
-import { activeStore, runWithStoreContext } from './request-store.js';
+import { activeStore, runWithStoreContext } from '../container/request-store.js';
 
 /**
  * Who is calling and what they may see: resolved once per request (see the context resolver) and
@@ -24,7 +24,9 @@ export const SYSTEM_CONTEXT: CoreContext = Object.freeze({
 
 /** The active context; outside any request it is `SYSTEM_CONTEXT`. */
 export function getContext(): CoreContext {
-  return activeStore()?.context ?? SYSTEM_CONTEXT;
+  // The store sits in the container layer, below this one, so it holds the context untyped; only
+  // `runWithContext` puts one there.
+  return (activeStore()?.context as CoreContext | undefined) ?? SYSTEM_CONTEXT;
 }
 
 /**
@@ -41,5 +43,5 @@ export function hasPermission(ctx: CoreContext, action: string): boolean {
   const perms = ctx.permissions;
   if (perms.has(action) || perms.has('*')) return true;
   const colon = action.indexOf(':');
-  return colon > 0 && perms.has(action.slice(0, colon) + ':*');
+  return colon > 0 && perms.has(`${action.slice(0, colon)}:*`);
 }

@@ -19,7 +19,7 @@ export function isPathRestricted(restricted: ReadonlySet<string>, hops: readonly
   for (let i = 0; i < hops.length; i++) {
     let entry = hops[i]!.namespace;
     for (let k = i; k < hops.length; k++) {
-      entry += '.' + hops[k]!.name;
+      entry += `.${hops[k]!.name}`;
       if (restricted.has(entry)) return true;
     }
   }

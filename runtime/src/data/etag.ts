@@ -77,7 +77,8 @@ export function canonicalValue(value: unknown): string {
       return value ? 'T' : 'F';
   }
   if (value instanceof Date) return `@${value.getTime()}`;
-  if (ArrayBuffer.isView(value)) return `x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
+  if (ArrayBuffer.isView(value))
+    return `x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
   // json columns (objects, arrays) as their JSON text; a bigint inside one as its digits
   return `J${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`;
 }

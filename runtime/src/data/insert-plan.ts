@@ -38,13 +38,13 @@ import {
   type EntityProperty,
   type EventSubscriber,
 } from '@mikro-orm/core';
-import { kindOfProperty, type ValueKind } from '../search/codecs.js';
-import { modelInfo, type ColumnInfo, type ModelInfo } from '../search/model-info.js';
-import { isColumnRestricted } from '../search/paths.js';
+import { kindOfProperty, type ValueKind } from '../model/codecs.js';
+import { modelInfo, type ColumnInfo, type ModelInfo } from '../model/model-info.js';
+import { isColumnRestricted } from '../model/paths.js';
 import { entityEvent, isEntityEventBridge } from '../uow/entity-events.js';
 import type { UnitOfWork } from '../uow/unit-of-work.js';
-import type { Database } from './database.js';
-import { wireKeyOf } from './wire-names.js';
+import type { Database } from '../db/database.js';
+import { wireKeyOf } from '../model/wire-names.js';
 
 /** One column the compiled insert can write. */
 interface InsertColumn {
@@ -68,8 +68,20 @@ interface OutputColumn {
 
 /** Types whose database form is the plain value (or a Date MikroORM binds as below). */
 const PLAIN_TYPES = [
-  BooleanType, CharacterType, DateTimeType, DateType, DoubleType, EnumType, FloatType, IntegerType, MediumIntType,
-  SmallIntType, StringType, TextType, TinyIntType, UuidType,
+  BooleanType,
+  CharacterType,
+  DateTimeType,
+  DateType,
+  DoubleType,
+  EnumType,
+  FloatType,
+  IntegerType,
+  MediumIntType,
+  SmallIntType,
+  StringType,
+  TextType,
+  TinyIntType,
+  UuidType,
 ];
 
 const isString = (v: unknown) => typeof v === 'string';
@@ -87,8 +99,14 @@ const ACCEPTS: Partial<Record<ValueKind, (value: unknown) => boolean>> = {
 
 /** Entity events that the compiled insert would skip if someone listened to them. */
 const ORM_EVENTS: readonly (keyof EventSubscriber)[] = [
-  EventType.onInit, EventType.beforeCreate, EventType.afterCreate, EventType.beforeFlush, EventType.onFlush,
-  EventType.afterFlush, EventType.beforeUpsert, EventType.afterUpsert,
+  EventType.onInit,
+  EventType.beforeCreate,
+  EventType.afterCreate,
+  EventType.beforeFlush,
+  EventType.onFlush,
+  EventType.afterFlush,
+  EventType.beforeUpsert,
+  EventType.afterUpsert,
 ] as (keyof EventSubscriber)[];
 
 /** Distinct column sets compiled per model (each is one prepared statement per connection). */
@@ -149,7 +167,12 @@ export class InsertPlan {
    * row as `get` returns it for a caller with `restricted` fields hidden. Constraint violations are
    * MikroORM's exceptions. `last`: the unit sends nothing after this insert (see `UnitOfWork.query`).
    */
-  async insert(uow: UnitOfWork, values: Readonly<Record<string, unknown>>, restricted: ReadonlySet<string>, options: { last?: boolean } = {}): Promise<Record<string, unknown>> {
+  async insert(
+    uow: UnitOfWork,
+    values: Readonly<Record<string, unknown>>,
+    restricted: ReadonlySet<string>,
+    options: { last?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
     const written: InsertColumn[] = [];
     const params: unknown[] = [];
     let key = '';
@@ -167,7 +190,14 @@ export class InsertPlan {
     const raw = rows[0]!;
     const pk = this.info.pk;
     const primaryKey = pk.decode ? pk.decode(raw[pk.key]) : raw[pk.key];
-    uow.recordEntityEvent(entityEvent(this.meta, 'created', primaryKey, written.map((c) => c.wire)));
+    uow.recordEntityEvent(
+      entityEvent(
+        this.meta,
+        'created',
+        primaryKey,
+        written.map((c) => c.wire),
+      ),
+    );
     return this.output(raw, restricted);
   }
 
@@ -187,7 +217,8 @@ export class InsertPlan {
         if (prop.owner) this.collections.add(prop.name);
         continue;
       }
-      if (prop.version || prop.array || prop.kind === ReferenceKind.EMBEDDED) return `${prop.name}: versioned, array and embedded properties go through the ORM`;
+      if (prop.version || prop.array || prop.kind === ReferenceKind.EMBEDDED)
+        return `${prop.name}: versioned, array and embedded properties go through the ORM`;
       if (prop.fieldNames?.length !== 1) return `${prop.name}: spans ${prop.fieldNames?.length ?? 0} columns`;
       if (prop.onCreate && prop.onCreate.length > 0) return `${prop.name}: its onCreate reads the entity`;
       const onCreate = prop.onCreate as (() => unknown) | undefined;
@@ -250,7 +281,9 @@ export class InsertPlan {
     let columns = this.outputs.get(restricted);
     if (!columns) {
       const info = this.info;
-      columns = info.columns.filter((c) => !isColumnRestricted(restricted, [], info.namespace, c)).map((c) => ({ key: c.key, decode: c.decode }));
+      columns = info.columns
+        .filter((c) => !isColumnRestricted(restricted, [], info.namespace, c))
+        .map((c) => ({ key: c.key, decode: c.decode }));
       this.outputs.set(restricted, columns);
     }
     return columns;

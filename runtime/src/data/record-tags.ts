@@ -12,7 +12,7 @@
 import { ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
 import { PreconditionFailedError } from '../errors.js';
 import type { UnitOfWork } from '../uow/unit-of-work.js';
-import type { Database } from './database.js';
+import type { Database } from '../db/database.js';
 import { canonicalValue, ETagSigner, ifMatchAccepts, parseIfMatch, type IfMatch } from './etag.js';
 import type { Id } from './repository-input.js';
 
@@ -64,12 +64,21 @@ export class RecordTags {
     const links: OwnedLinks[] = [];
     for (const prop of meta.props as EntityProperty[]) {
       if (prop.persist === false || prop.formula !== undefined || prop.kind === ReferenceKind.EMBEDDED) continue;
-      const owningToOne = prop.kind === ReferenceKind.MANY_TO_ONE || (prop.kind === ReferenceKind.ONE_TO_ONE && prop.owner);
+      const owningToOne =
+        prop.kind === ReferenceKind.MANY_TO_ONE || (prop.kind === ReferenceKind.ONE_TO_ONE && prop.owner);
       if (prop.kind === ReferenceKind.SCALAR || owningToOne) {
         for (const field of prop.fieldNames ?? []) columns.push(db.quote(field));
-      } else if (prop.kind === ReferenceKind.MANY_TO_MANY && prop.owner && prop.joinColumns?.length === 1 && prop.inverseJoinColumns?.length === 1) {
+      } else if (
+        prop.kind === ReferenceKind.MANY_TO_MANY &&
+        prop.owner &&
+        prop.joinColumns?.length === 1 &&
+        prop.inverseJoinColumns?.length === 1
+      ) {
         const pivot = db.quote(prop.pivotTable);
-        links.push({ name: prop.name, sql: `select ${db.quote(prop.inverseJoinColumns[0]!)} as v from ${pivot} where ${db.quote(prop.joinColumns[0]!)} = ?` });
+        links.push({
+          name: prop.name,
+          sql: `select ${db.quote(prop.inverseJoinColumns[0]!)} as v from ${pivot} where ${db.quote(prop.joinColumns[0]!)} = ?`,
+        });
       }
     }
     this.versionProperty = undefined;
@@ -96,7 +105,12 @@ export class RecordTags {
    * by a conditional delete, which needs the row locked until it is gone): the compare-and-set is the
    * check. Returns the record's new tag when this already knows it (versioned updates).
    */
-  async beforeWrite(uow: UnitOfWork, key: Id, ifMatch: string | undefined, write: 'update' | 'delete'): Promise<string | undefined> {
+  async beforeWrite(
+    uow: UnitOfWork,
+    key: Id,
+    ifMatch: string | undefined,
+    write: 'update' | 'delete',
+  ): Promise<string | undefined> {
     const condition = ifMatch === undefined ? undefined : parseIfMatch(ifMatch);
     const run: Runner = (sql, params) => uow.query<Record<string, unknown>>(sql, params);
     if (this.versionProperty === undefined) {
@@ -124,7 +138,8 @@ export class RecordTags {
   private check(condition: IfMatch, tag: string): void {
     if (ifMatchAccepts(condition, tag)) return;
     if (!condition.malformed) throw stale(this.table);
-    const message = 'If-Match must be * or a list of entity tags ("…", as the ETag header gives them); this one cannot match any record.';
+    const message =
+      'If-Match must be * or a list of entity tags ("…", as the ETag header gives them); this one cannot match any record.';
     throw new PreconditionFailedError(message, [{ path: 'headers.if-match', reason: 'malformed', message }]);
   }
 
@@ -159,7 +174,8 @@ function versionColumn(meta: EntityMetadata, name: string): string {
   const type = String(prop?.type ?? '').toLowerCase();
   const problem = !prop
     ? 'is not a property of the model'
-    : prop.kind !== ReferenceKind.SCALAR || !['integer', 'int', 'number', 'smallint', 'mediumint', 'bigint'].includes(type)
+    : prop.kind !== ReferenceKind.SCALAR ||
+        !['integer', 'int', 'number', 'smallint', 'mediumint', 'bigint'].includes(type)
       ? 'must be an integer column'
       : prop.primary
         ? 'cannot be the primary key'

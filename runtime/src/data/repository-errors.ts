@@ -29,7 +29,11 @@ export function notFoundError(table: string): NotFoundError {
  * for the column list only, so a unique violation on a restricted column does not echo it.
  * Anything else is returned unchanged.
  */
-export function toConflictError(error: unknown, fallbackTable: string, operation: 'write' | 'delete' = 'write'): unknown {
+export function toConflictError(
+  error: unknown,
+  fallbackTable: string,
+  operation: 'write' | 'delete' = 'write',
+): unknown {
   if (!(error instanceof ConstraintViolationException)) return error;
   const info = error as unknown as DriverDetails;
   if (operation === 'delete' && error instanceof ForeignKeyConstraintViolationException) {
@@ -68,9 +72,8 @@ export function toConflictError(error: unknown, fallbackTable: string, operation
     reason = 'constraint';
     message = `Conflict on ${table}: a constraint failed`;
   }
-  const details: ErrorDetail[] = columns.length > 0
-    ? columns.map((path) => ({ path, reason, message }))
-    : [{ reason, message }];
+  const details: ErrorDetail[] =
+    columns.length > 0 ? columns.map((path) => ({ path, reason, message })) : [{ reason, message }];
   return new ConflictError(message, details, { cause: error });
 }
 
@@ -81,7 +84,11 @@ export function toConflictError(error: unknown, fallbackTable: string, operation
 function locate(info: DriverDetails, fallbackTable: string): { table: string; columns: string[] } {
   if (info.table) {
     const keyColumns = /Key \(([^)]*)\)=/.exec(info.detail ?? '')?.[1];
-    const columns = info.column ? [info.column] : keyColumns ? keyColumns.split(',').map((c) => c.trim().replace(/^"|"$/g, '')) : [];
+    const columns = info.column
+      ? [info.column]
+      : keyColumns
+        ? keyColumns.split(',').map((c) => c.trim().replace(/^"|"$/g, ''))
+        : [];
     return { table: info.table, columns };
   }
   const list = /constraint failed: ([\w.]+(?:,\s*[\w.]+)*)/i.exec(info.message ?? '')?.[1];

@@ -4,11 +4,21 @@
  * nulls for non-nullable fields, missing required fields and malformed ids are `ValidationError`s that
  * name the field.
  */
-import { BigIntType, DecimalType, DoubleType, FloatType, JsonType, ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
+import { plainNumberText } from '../util/numbers.js';
+import {
+  BigIntType,
+  DecimalType,
+  DoubleType,
+  FloatType,
+  JsonType,
+  ReferenceKind,
+  type EntityMetadata,
+  type EntityProperty,
+} from '@mikro-orm/core';
 import { ValidationError, type ErrorDetail } from '../errors.js';
-import { kindOfProperty } from '../search/codecs.js';
-import { dateProblem, instantProblem } from './calendar.js';
-import type { Dialect } from './database.js';
+import { kindOfProperty } from '../model/codecs.js';
+import { dateProblem, instantProblem } from '../model/calendar.js';
+import type { Dialect } from '../db/database.js';
 import {
   decimalProblem,
   decimalSpecOf,
@@ -16,13 +26,12 @@ import {
   integerRangeOf,
   isDecimalText,
   jsonProblem,
-  plainNumberText,
   textProblem,
   type DecimalSpec,
   type IntegerRange,
   type ValueProblem,
-} from './value-checks.js';
-import { wireKeyOf } from './wire-names.js';
+} from '../model/value-checks.js';
+import { wireKeyOf } from '../model/wire-names.js';
 
 export type Id = string | number;
 
@@ -81,7 +90,18 @@ export interface PreparedWrite {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const INTEGER_TYPES = new Set(['integer', 'int', 'smallint', 'tinyint', 'mediumint', 'bigint', 'int2', 'int4', 'int8', 'serial']);
+const INTEGER_TYPES = new Set([
+  'integer',
+  'int',
+  'smallint',
+  'tinyint',
+  'mediumint',
+  'bigint',
+  'int2',
+  'int4',
+  'int8',
+  'serial',
+]);
 
 export class WritePlan {
   readonly table: string;
@@ -97,7 +117,11 @@ export class WritePlan {
    *   `ids_field`), e.g. `{ labels: 'tag_ids' }`.
    * @param dialect the database written to: on SQLite a decimal keeps at most 15 significant digits.
    */
-  constructor(meta: EntityMetadata, relationKeys: Readonly<Record<string, string>> = {}, dialect: Dialect = 'postgresql') {
+  constructor(
+    meta: EntityMetadata,
+    relationKeys: Readonly<Record<string, string>> = {},
+    dialect: Dialect = 'postgresql',
+  ) {
     this.table = meta.tableName;
     const pk = meta.primaryKeys.length === 1 ? meta.properties[meta.primaryKeys[0]!] : undefined;
     if (!pk) throw new Error(`${meta.className}: Core repositories need a single-column primary key`);
@@ -147,7 +171,11 @@ export class WritePlan {
       if (!field) {
         const wire = this.aliases.get(key);
         const hint = wire ? `; set that relation with ${wire}` : '';
-        problems.push({ path: key, reason: 'unknown_field', message: `${key} is not a writable field of ${this.table}${hint}` });
+        problems.push({
+          path: key,
+          reason: 'unknown_field',
+          message: `${key} is not a writable field of ${this.table}${hint}`,
+        });
         continue;
       }
       if (field.primary && mode !== 'create') continue; // the key comes from the path; it never changes
@@ -161,8 +189,17 @@ export class WritePlan {
     for (const field of this.fields.values()) {
       if (keyPresent(input, field.key) || kept.has(field.key)) continue;
       if (mode === 'create' && field.required) {
-        problems.push({ path: field.key, reason: 'required', message: `${field.key} is required to create a ${this.table} record` });
-      } else if (mode === 'replace' && field.reset !== 'skip' && !field.primary && (covered === undefined || covered.has(field.key))) {
+        problems.push({
+          path: field.key,
+          reason: 'required',
+          message: `${field.key} is required to create a ${this.table} record`,
+        });
+      } else if (
+        mode === 'replace' &&
+        field.reset !== 'skip' &&
+        !field.primary &&
+        (covered === undefined || covered.has(field.key))
+      ) {
         if (field.reset) values[field.prop] = field.reset.value;
         else {
           problems.push({
@@ -195,7 +232,11 @@ export class WritePlan {
       case 'to-many': {
         const target = field.target!;
         if (!Array.isArray(value)) {
-          throw invalid(field.key, 'type', `${field.key} must be an array of ${target.table} ids; received ${describe(value)}`);
+          throw invalid(
+            field.key,
+            'type',
+            `${field.key} must be an array of ${target.table} ids; received ${describe(value)}`,
+          );
         }
         const ids = [...new Set(value.map((v, i) => parseKey(v, target.key, `${field.key}.${i}`, target.table)))];
         if (ids.length > 0) related.push({ key: field.key, table: target.table, column: target.key.column, ids });
@@ -219,7 +260,11 @@ export class WritePlan {
   }
 }
 
-function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, string>>, dialect: Dialect): FieldSpec | undefined {
+function fieldSpec(
+  prop: EntityProperty,
+  relationKeys: Readonly<Record<string, string>>,
+  dialect: Dialect,
+): FieldSpec | undefined {
   if (prop.persist === false || prop.formula || prop.embedded) return undefined;
   const generated = Boolean(prop.onCreate || prop.onUpdate || prop.version || prop.autoincrement || prop.generated);
   const hasDefault = prop.default !== undefined || prop.defaultRaw !== undefined;
@@ -233,7 +278,15 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
       primary: Boolean(prop.primary),
       required: !prop.primary && !generated && !nullable && !hasDefault,
       // A database-only default (`defaultRaw`, e.g. now()) cannot be computed here: the value stays.
-      reset: generated ? 'skip' : prop.default !== undefined ? { value: prop.default } : nullable ? { value: null } : prop.defaultRaw ? 'skip' : undefined,
+      reset: generated
+        ? 'skip'
+        : prop.default !== undefined
+          ? { value: prop.default }
+          : nullable
+            ? { value: null }
+            : prop.defaultRaw
+              ? 'skip'
+              : undefined,
       rule: scalarRule(prop, dialect),
     };
   }
@@ -273,7 +326,8 @@ function fieldSpec(prop: EntityProperty, relationKeys: Readonly<Record<string, s
 
 function keySpec(prop: EntityProperty): KeySpec {
   const type = (prop.type ?? '').toLowerCase();
-  const kind = type === 'uuid' ? 'uuid' : prop.runtimeType === 'number' || INTEGER_TYPES.has(type) ? 'integer' : 'string';
+  const kind =
+    type === 'uuid' ? 'uuid' : prop.runtimeType === 'number' || INTEGER_TYPES.has(type) ? 'integer' : 'string';
   const range = kind === 'integer' ? integerRangeOf(prop) : undefined;
   return { column: prop.fieldNames[0]!, kind, ...(range ? { range } : {}) };
 }
@@ -297,7 +351,11 @@ function parseKey(raw: unknown, key: KeySpec, path: string, table: string): Id {
       const problem = typeof raw === 'string' ? textProblem(raw, path) : undefined;
       if (problem) throw invalid(path, 'invalid_id', `${path} must be a ${table} id: ${problem.message}`);
       if ((typeof raw === 'string' && raw !== '') || typeof raw === 'number') return String(raw);
-      throw invalid(path, 'invalid_id', `${path} must be a ${table} id (a non-empty string); received ${describe(raw)}`);
+      throw invalid(
+        path,
+        'invalid_id',
+        `${path} must be a ${table} id (a non-empty string); received ${describe(raw)}`,
+      );
     }
   }
 }
@@ -311,7 +369,12 @@ function scalarRule(prop: EntityProperty, dialect: Dialect): ScalarRule {
   const t = prop.customType;
   if (t instanceof JsonType) return { kind: 'json' };
   const decimal = decimalSpecOf(prop, dialect);
-  if (decimal) return { kind: 'decimal', spec: decimal, mode: t instanceof DecimalType && t.mode === 'number' ? 'number' : 'string' };
+  if (decimal)
+    return {
+      kind: 'decimal',
+      spec: decimal,
+      mode: t instanceof DecimalType && t.mode === 'number' ? 'number' : 'string',
+    };
   const range = integerRangeOf(prop);
   if (range) {
     const mode = t instanceof BigIntType ? (t.mode ?? 'bigint') : 'number';
@@ -334,10 +397,16 @@ function convertScalar(field: FieldSpec, value: unknown): unknown {
   };
   switch (rule.kind) {
     case 'uuid':
-      if (!(typeof value === 'string' && UUID.test(value))) throw invalid(path, 'type', `${path} must be a UUID; received ${describe(value)}`);
+      if (!(typeof value === 'string' && UUID.test(value)))
+        throw invalid(path, 'type', `${path} must be a UUID; received ${describe(value)}`);
       return value.toLowerCase();
     case 'datetime': {
-      const date = value instanceof Date ? value : typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined;
+      const date =
+        value instanceof Date
+          ? value
+          : typeof value === 'string' || typeof value === 'number'
+            ? new Date(value)
+            : undefined;
       if (!date || Number.isNaN(date.getTime())) {
         throw invalid(path, 'type', `${path} must be an ISO 8601 date-time; received ${describe(value)}`);
       }
@@ -358,7 +427,8 @@ function convertScalar(field: FieldSpec, value: unknown): unknown {
       return value;
     }
     case 'float':
-      if (typeof value === 'number' && !Number.isFinite(value)) throw invalid(path, 'type', `${path} must be a finite number`);
+      if (typeof value === 'number' && !Number.isFinite(value))
+        throw invalid(path, 'type', `${path} must be a finite number`);
       return value;
     case 'integer':
       return convertInteger(path, value, rule.range, rule.mode);
@@ -371,14 +441,23 @@ function convertScalar(field: FieldSpec, value: unknown): unknown {
 }
 
 /** An integer (a number, a string of digits or a bigint) in its column's range, in the property's JS form. */
-function convertInteger(path: string, value: unknown, range: IntegerRange, mode: 'number' | 'string' | 'bigint'): unknown {
+function convertInteger(
+  path: string,
+  value: unknown,
+  range: IntegerRange,
+  mode: 'number' | 'string' | 'bigint',
+): unknown {
   let n: bigint;
   if (typeof value === 'bigint') n = value;
   else if (typeof value === 'string' && /^-?\d{1,40}$/.test(value)) n = BigInt(value);
   else if (typeof value === 'number' && Number.isInteger(value)) {
     // Past 2^53 a JSON number has already lost digits; it cannot be stored as sent.
     if (!Number.isSafeInteger(value)) {
-      throw invalid(path, 'out_of_range', `${path} is beyond 2^53, where a JSON number loses digits; send it as a string of digits`);
+      throw invalid(
+        path,
+        'out_of_range',
+        `${path} is beyond 2^53, where a JSON number loses digits; send it as a string of digits`,
+      );
     }
     n = BigInt(value);
   } else if (typeof value === 'number' || typeof value === 'string') {
@@ -403,7 +482,8 @@ function convertDecimal(path: string, value: unknown, spec: DecimalSpec, mode: '
   else if (typeof value === 'number' && Number.isFinite(value)) text = plainNumberText(value);
   else if (typeof value === 'number') throw invalid(path, 'type', `${path} must be a finite decimal`);
   else return value;
-  if (!isDecimalText(text)) throw invalid(path, 'type', `${path} must be a decimal such as "12.50"; received ${describe(value)}`);
+  if (!isDecimalText(text))
+    throw invalid(path, 'type', `${path} must be a decimal such as "12.50"; received ${describe(value)}`);
   const problem = decimalProblem(text, spec, path);
   if (problem) throw invalid(path, problem.reason, problem.message);
   return mode === 'number' ? Number(text) : text;

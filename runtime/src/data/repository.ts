@@ -1,17 +1,23 @@
 import type { EntityMetadata } from '@mikro-orm/core';
 import { getContext } from '../context/context.js';
-import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
-import { ModelReader, type ListParams, type ModelReaderOptions, type ReadOptions, type SearchRequest } from '../search/index.js';
+import { type NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import {
+  ModelReader,
+  type ListParams,
+  type ModelReaderOptions,
+  type ReadOptions,
+  type SearchRequest,
+} from '../search/index.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
-import { versionPropertyOf, type Base, type ModelClass } from './base.js';
-import { dbManager, type Database } from './database.js';
+import { versionPropertyOf, type Base, type ModelClass } from '../model/base.js';
+import { dbManager, type Database } from '../db/database.js';
 import { setRowETag } from './etag.js';
 import { InsertPlan } from './insert-plan.js';
 import { RecordTags } from './record-tags.js';
 import { notFoundError, toConflictError } from './repository-errors.js';
 import { WritePlan, type Id, type RelatedCheck } from './repository-input.js';
-import type { Page, Row } from './types.js';
-import { useRelationKeys } from './wire-names.js';
+import type { Page, Row } from '../model/types.js';
+import { useRelationKeys } from '../model/wire-names.js';
 
 export type { Id } from './repository-input.js';
 
@@ -88,9 +94,12 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   constructor(options: RepositoryOptions<M>);
   constructor(model: ModelClass<M>, db?: Database);
   constructor(modelOrOptions: ModelClass<M> | RepositoryOptions<M>, db?: Database) {
-    const options: RepositoryOptions<M> = typeof modelOrOptions === 'function' ? { model: modelOrOptions, db } : modelOrOptions;
+    const options: RepositoryOptions<M> =
+      typeof modelOrOptions === 'function' ? { model: modelOrOptions, db } : modelOrOptions;
     if (typeof options.model !== 'function') {
-      throw new TypeError(`${new.target.name}: pass the model class, as new ${new.target.name}({ model, db }) or (model, db)`);
+      throw new TypeError(
+        `${new.target.name}: pass the model class, as new ${new.target.name}({ model, db }) or (model, db)`,
+      );
     }
     this.model = options.model;
     this.explicitDb = options.db;
@@ -164,14 +173,23 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   async update(id: Id, data: U, options: UpdateOptions = {}): Promise<Row<M>> {
     const { plan, tags } = this.state();
     const key = plan.parseId(id);
-    const { values, related } = plan.prepare(data, options.replace ? 'replace' : 'patch', withVersion(options.keep, tags), options.fields);
+    const { values, related } = plan.prepare(
+      data,
+      options.replace ? 'replace' : 'patch',
+      withVersion(options.keep, tags),
+      options.fields,
+    );
     return UnitOfWork.run(
       async (uow) => {
         // First: a stale If-Match writes nothing, and the row stays locked for the rest of the unit.
         let tag = await tags.beforeWrite(uow, key, options.ifMatch, 'update');
         await this.checkRelated(related);
         const populate = plan.collectionProps(values);
-        const entity = await uow.em.findOne(this.model, key as never, populate.length > 0 ? { populate: populate as never } : {});
+        const entity = await uow.em.findOne(
+          this.model,
+          key as never,
+          populate.length > 0 ? { populate: populate as never } : {},
+        );
         if (!entity) throw this.notFound();
         uow.em.assign(entity, values as never, { mergeObjectProperties: false });
         await this.flush(uow);

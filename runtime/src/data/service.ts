@@ -1,9 +1,9 @@
 import type { ListParams, ReadOptions, SearchRequest } from '../search/index.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
-import type { Base, ModelClass } from './base.js';
+import type { Base, ModelClass } from '../model/base.js';
 import { BaseRepository, type DeleteOptions, type Id, type UpdateOptions } from './repository.js';
 import { notFoundError } from './repository-errors.js';
-import type { Page, Row } from './types.js';
+import type { Page, Row } from '../model/types.js';
 
 export interface ServiceOptions<M extends Base, C extends object, U extends object> {
   model: ModelClass<M>;
@@ -44,7 +44,9 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   constructor(modelOrOptions: ModelClass<M> | ServiceOptions<M, C, U>, repository?: BaseRepository<M, C, U>) {
     const options = typeof modelOrOptions === 'function' ? { model: modelOrOptions, repository } : modelOrOptions;
     if (!options.repository) {
-      throw new TypeError(`${new.target.name}: pass the repository, as new ${new.target.name}({ model, repository }) or (model, repository)`);
+      throw new TypeError(
+        `${new.target.name}: pass the repository, as new ${new.target.name}({ model, repository }) or (model, repository)`,
+      );
     }
     this.model = options.model;
     this.repository = options.repository;
@@ -78,7 +80,11 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
       const data = (isPromise(pre) ? await pre : pre) ?? input;
       // Without a postCreate, and with the repository's own create (one row), the insert is the last
       // thing this unit does: it may run without BEGIN and COMMIT (see `BaseRepository.create`).
-      if (opened && this.postCreate === BaseService.prototype.postCreate && this.repository.create === BaseRepository.prototype.create) {
+      if (
+        opened &&
+        this.postCreate === BaseService.prototype.postCreate &&
+        this.repository.create === BaseRepository.prototype.create
+      ) {
         uow.allowLastStatementAlone();
       }
       const row = await this.repository.create(data);

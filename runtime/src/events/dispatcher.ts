@@ -61,15 +61,22 @@ export class Dispatcher {
    * Subscribes to one event name, or to every event with `*`. Returns the unsubscribe function. A
    * `name` makes it a durable handler when an event broker is attached (see `SubscribeOptions`).
    */
-  subscribe<E extends DomainEvent = DomainEvent>(event: string, handler: EventHandler<E>, options: SubscribeOptions = {}): () => void {
+  subscribe<E extends DomainEvent = DomainEvent>(
+    event: string,
+    handler: EventHandler<E>,
+    options: SubscribeOptions = {},
+  ): () => void {
     const name = options.name;
     const entry: Entry = { handler: handler as EventHandler, name };
     let subscription: NamedSubscription | undefined;
     if (name !== undefined) {
       if (!HANDLER_NAME.test(name)) {
-        throw new Error(`Handler name ${JSON.stringify(name)} must be 1 to 100 letters, digits, "_" or "-": it names the handler's consumer and dead-letter subject on the broker.`);
+        throw new Error(
+          `Handler name ${JSON.stringify(name)} must be 1 to 100 letters, digits, "_" or "-": it names the handler's consumer and dead-letter subject on the broker.`,
+        );
       }
-      if (this.named.has(name)) throw new Error(`A handler named "${name}" is already subscribed; handler names must be unique.`);
+      if (this.named.has(name))
+        throw new Error(`A handler named "${name}" is already subscribed; handler names must be unique.`);
       subscription = Object.freeze({ name, event, handler: entry.handler });
       this.named.set(name, subscription);
     }

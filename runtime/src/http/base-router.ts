@@ -3,14 +3,14 @@ import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { Inject, type Token } from '../container/index.js';
 import { getContext } from '../context/context.js';
-import { dbManager } from '../data/database.js';
+import { dbManager } from '../db/database.js';
 import { etagOf } from '../data/etag.js';
-import type { ModelClass } from '../data/base.js';
-import type { Page, PageParams } from '../data/types.js';
+import type { ModelClass } from '../model/base.js';
+import type { Page, PageParams } from '../model/types.js';
 import { ValidationError } from '../errors.js';
 import type { ContextSchema } from '../schema/index.js';
 import { SearchRequestSchema, type SearchRequest } from '../search/index.js';
-import { resourceRouteConfig, type ResourceOperation } from '../openapi/route-doc.js';
+import { resourceRouteConfig, type ResourceOperation } from './route-doc.js';
 import { CoreAPIRoute, type SchemaSource } from './core-api-route.js';
 import { CoreJSONResponse } from './core-json-response.js';
 import { useCoreRequest } from './core-request.js';
@@ -46,7 +46,13 @@ export interface RouterService<C, U> {
   update(
     id: unknown,
     input: U,
-    options?: { replace?: boolean; keep?: Iterable<string>; fields?: Iterable<string>; ifMatch?: string; etag?: boolean },
+    options?: {
+      replace?: boolean;
+      keep?: Iterable<string>;
+      fields?: Iterable<string>;
+      ifMatch?: string;
+      etag?: boolean;
+    },
   ): Promise<OutputRow>;
   delete(id: unknown, options?: { ifMatch?: string }): Promise<void>;
   /**
@@ -78,7 +84,9 @@ const ListQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ description: 'Page size (default 50)' })),
   offset: Type.Optional(Type.Integer({ description: 'Rows to skip (offset pagination)' })),
   cursor: Type.Optional(Type.String({ description: 'Opaque cursor from a previous page (keyset pagination)' })),
-  include: Type.Optional(Type.String({ description: 'Relations to embed, comma-separated: `project,comments.author`' })),
+  include: Type.Optional(
+    Type.String({ description: 'Relations to embed, comma-separated: `project,comments.author`' }),
+  ),
   schema: Type.Optional(Type.String({ description: '`true`: answer the JSON Schema of this route instead' })),
 });
 
@@ -166,10 +174,21 @@ export abstract class BaseRouter<C extends object, U extends object> {
     const params = Type.Object({ id: this.idSchema() });
     const onRequest = rejectReservedIds(this.reservedIds());
     // What the OpenAPI document says of each route (bodies, responses, statuses), read from this router.
-    const resource = { entity: this.model.name, name: this.model.tableName, tags, createSchema: this.createSchema, updateSchema: this.updateSchema, schemaOut: out, id: params.properties.id };
+    const resource = {
+      entity: this.model.name,
+      name: this.model.tableName,
+      tags,
+      createSchema: this.createSchema,
+      updateSchema: this.updateSchema,
+      schemaOut: out,
+      id: params.properties.id,
+    };
     const documented = (operation: ResourceOperation) => resourceRouteConfig(operation, resource);
     const expose = (source: SchemaSource): SchemaSource | undefined => (this.exposeSchemas ? source : undefined);
-    const outSchema: SchemaSource = (ctx) => ({ schema: out.jsonSchema(ctx), restrictedFields: out.restrictedFieldsFor(ctx) });
+    const outSchema: SchemaSource = (ctx) => ({
+      schema: out.jsonSchema(ctx),
+      restrictedFields: out.restrictedFieldsFor(ctx),
+    });
 
     app.route(
       CoreAPIRoute({
@@ -178,7 +197,10 @@ export abstract class BaseRouter<C extends object, U extends object> {
         action: actions.CREATE,
         config: documented('create'),
         schema: { tags, summary: `Create one ${this.model.name}`, querystring: SchemaOnlyQuery },
-        exposeSchema: expose((ctx) => ({ schema: this.createSchema.jsonSchema(ctx), restrictedFields: this.createSchema.restrictedFieldsFor(ctx) })),
+        exposeSchema: expose((ctx) => ({
+          schema: this.createSchema.jsonSchema(ctx),
+          restrictedFields: this.createSchema.restrictedFieldsFor(ctx),
+        })),
         handler: async (request) => {
           const ctx = getContext();
           const input = this.createSchema.parse(request.body, ctx, { mode: 'create' }) as C;
@@ -222,7 +244,10 @@ export abstract class BaseRouter<C extends object, U extends object> {
     // What a replace may reset: the fields of the update schema. A field it does not declare (one that
     // may be set on create only, say) keeps its stored value, as a restricted field does.
     const replaced = Object.keys(this.updateSchema.fields.properties);
-    for (const [method, mode] of [['PUT', 'replace'], ['PATCH', 'patch']] as const) {
+    for (const [method, mode] of [
+      ['PUT', 'replace'],
+      ['PATCH', 'patch'],
+    ] as const) {
       app.route(
         CoreAPIRoute({
           method,
@@ -230,18 +255,33 @@ export abstract class BaseRouter<C extends object, U extends object> {
           onRequest,
           action: actions.UPDATE,
           config: documented(mode === 'replace' ? 'replace' : 'update'),
-          schema: { tags, summary: `${mode === 'replace' ? 'Replace' : 'Update part of'} one ${this.model.name}`, params, querystring: SchemaOnlyQuery },
-          exposeSchema: expose((ctx) => ({ schema: this.updateSchema.jsonSchema(ctx, { mode }), restrictedFields: this.updateSchema.restrictedFieldsFor(ctx) })),
+          schema: {
+            tags,
+            summary: `${mode === 'replace' ? 'Replace' : 'Update part of'} one ${this.model.name}`,
+            params,
+            querystring: SchemaOnlyQuery,
+          },
+          exposeSchema: expose((ctx) => ({
+            schema: this.updateSchema.jsonSchema(ctx, { mode }),
+            restrictedFields: this.updateSchema.restrictedFieldsFor(ctx),
+          })),
           handler: async (request) => {
             const ctx = getContext();
             const { id } = request.params as IdParams;
             const input = this.updateSchema.parse(request.body, ctx, { mode }) as U;
             // A replace resets absent writable fields, but never what the caller may not see.
-            const options = mode === 'replace' ? { replace: true, keep: ctx.restrictedFields, fields: replaced, etag: true } : { etag: true };
+            const options =
+              mode === 'replace'
+                ? { replace: true, keep: ctx.restrictedFields, fields: replaced, etag: true }
+                : { etag: true };
             const ifMatch = ifMatchOf(request);
             let row: OutputRow;
             try {
-              row = await this.resolveService().update(id, input, ifMatch === undefined ? options : { ...options, ifMatch });
+              row = await this.resolveService().update(
+                id,
+                input,
+                ifMatch === undefined ? options : { ...options, ifMatch },
+              );
             } catch (error) {
               throw atUrl(error, ID_PARAM);
             }
@@ -294,7 +334,10 @@ export abstract class BaseRouter<C extends object, U extends object> {
             if (query.include) next.set('include', query.include);
             reply.header('link', `<${base}/?${next.toString()}>; rel="next"`);
           }
-          return new CoreJSONResponse(page.items, { serializeData: out.serializer(getContext()), meta: paginated ? pageMeta(page) : null });
+          return new CoreJSONResponse(page.items, {
+            serializeData: out.serializer(getContext()),
+            meta: paginated ? pageMeta(page) : null,
+          });
         },
       }),
     );
@@ -306,16 +349,24 @@ export abstract class BaseRouter<C extends object, U extends object> {
         action: actions.LISTVIEW,
         config: documented('search'),
         schema: { tags, summary: `Search ${this.model.tableName}`, querystring: SchemaOnlyQuery },
-        exposeSchema: expose((ctx) => ({ schema: searchRequestJsonSchema(), restrictedFields: out.restrictedFieldsFor(ctx) })),
+        exposeSchema: expose((ctx) => ({
+          schema: searchRequestJsonSchema(),
+          restrictedFields: out.restrictedFieldsFor(ctx),
+        })),
         handler: async (request) => {
           const body = request.body ?? {};
           if (typeof body !== 'object' || Array.isArray(body)) {
-            throw new ValidationError('The search body must be a JSON object.', [{ path: '', message: 'must be an object' }]);
+            throw new ValidationError('The search body must be a JSON object.', [
+              { path: '', message: 'must be an object' },
+            ]);
           }
           const search = body as SearchRequest;
           const page = await this.resolveService().search(search);
           const paginated = PAGE_KEYS.some((key) => search[key] !== undefined);
-          return new CoreJSONResponse(page.items, { serializeData: out.serializer(getContext()), meta: paginated ? pageMeta(page) : null });
+          return new CoreJSONResponse(page.items, {
+            serializeData: out.serializer(getContext()),
+            meta: paginated ? pageMeta(page) : null,
+          });
         },
       }),
     );
@@ -335,7 +386,8 @@ export abstract class BaseRouter<C extends object, U extends object> {
     const meta = dbManager.db.orm.getMetadata().get(this.model.name);
     const type = String(meta.properties[meta.primaryKeys[0] as string]?.type ?? '').toLowerCase();
     if (type === 'uuid') return Type.String({ format: 'uuid', pattern: UUID_PATTERN });
-    if (['integer', 'int', 'number', 'smallint', 'tinyint', 'mediumint'].includes(type)) return Type.Integer({ minimum: 1 });
+    if (['integer', 'int', 'number', 'smallint', 'tinyint', 'mediumint'].includes(type))
+      return Type.Integer({ minimum: 1 });
     return Type.String({ minLength: 1 });
   }
 
@@ -360,7 +412,11 @@ function rejectReservedIds(reserved: ReadonlySet<string>): onRequestHookHandler 
       done();
       return;
     }
-    done(methodNotAllowedOr404(allowedMethods(this, request.url, (params) => params.id !== undefined && reserved.has(params.id))));
+    done(
+      methodNotAllowedOr404(
+        allowedMethods(this, request.url, (params) => params.id !== undefined && reserved.has(params.id)),
+      ),
+    );
   };
 }
 
@@ -404,4 +460,3 @@ function searchRequestJsonSchema(): unknown {
   });
   return searchSchemaDoc;
 }
-

@@ -1,4 +1,10 @@
-import type { FastifyReply, FastifyRequest, RouteOptions, preHandlerHookHandler, preSerializationHookHandler } from 'fastify';
+import type {
+  FastifyReply,
+  FastifyRequest,
+  RouteOptions,
+  preHandlerHookHandler,
+  preSerializationHookHandler,
+} from 'fastify';
 import { assertPermission } from '../auth/index.js';
 import { getContext, type CoreContext } from '../context/context.js';
 import { CoreJSONResponse } from './core-json-response.js';
@@ -64,7 +70,13 @@ export function CoreAPIRoute(options: CoreRouteOptions): RouteOptions {
       if (exposeSchema && (request.query as Record<string, unknown> | undefined)?.schema === 'true') {
         // Introspection never runs the handler, so a POST/PUT/PATCH with ?schema=true writes nothing.
         const { schema, restrictedFields } = exposeSchema(getContext());
-        sendCore(reply, new CoreJSONResponse(schema, { message: 'Schema generated successfully', meta: { restricted_fields: restrictedFields } }));
+        sendCore(
+          reply,
+          new CoreJSONResponse(schema, {
+            message: 'Schema generated successfully',
+            meta: { restricted_fields: restrictedFields },
+          }),
+        );
         return;
       }
     } catch (error) {

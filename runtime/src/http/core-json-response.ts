@@ -33,7 +33,12 @@ export class CoreJSONResponse<T = unknown> {
   /** The envelope as JSON text: `data` through its compiled serializer, the rest through `encode`. */
   render(): string {
     const { meta = null, message = 'Success', serializeData } = this.options;
-    const data = this.data === null || this.data === undefined ? 'null' : serializeData ? serializeData(this.data) : CoreJSONResponse.encode(this.data);
+    const data =
+      this.data === null || this.data === undefined
+        ? 'null'
+        : serializeData
+          ? serializeData(this.data)
+          : CoreJSONResponse.encode(this.data);
     return `{"success":true,"message":${JSON.stringify(message)},"data":${data},"meta":${CoreJSONResponse.encode(meta)}}`;
   }
 

@@ -84,7 +84,11 @@ const DEFAULT_PATHS: Record<ErrorCode, string> = {
  * The error envelope for `code`. A client can always read `error.details[0].path`: with no details the
  * message becomes the one detail, and a detail without a path gets the code's default path.
  */
-export function errorEnvelope(code: ErrorCode, message: string = ERROR_CODES[code].message, details: readonly ErrorDetail[] = []): ErrorEnvelope {
+export function errorEnvelope(
+  code: ErrorCode,
+  message: string = ERROR_CODES[code].message,
+  details: readonly ErrorDetail[] = [],
+): ErrorEnvelope {
   const path = DEFAULT_PATHS[code];
   const sent: EnvelopeDetail[] =
     details.length === 0

@@ -15,7 +15,7 @@ import {
   type ErrorCode,
   type ErrorDetail,
 } from '../errors.js';
-import { databaseUnavailable } from '../data/unavailable.js';
+import { databaseUnavailable } from '../db/unavailable.js';
 import { errorEnvelope, type ErrorEnvelope } from './envelope.js';
 
 interface FastifyMapping {
@@ -30,7 +30,12 @@ interface FastifyMapping {
  * the URL they refused.
  */
 const FASTIFY_CODES: Record<string, FastifyMapping> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', path: '', reason: 'too_large', message: 'The body is over the size limit.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    code: 'PAYLOAD_TOO_LARGE',
+    path: '',
+    reason: 'too_large',
+    message: 'The body is over the size limit.',
+  },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     code: 'UNSUPPORTED_MEDIA_TYPE',
     path: 'headers.content-type',
@@ -43,13 +48,38 @@ const FASTIFY_CODES: Record<string, FastifyMapping> = {
     reason: 'invalid_content_length',
     message: 'Content-Length does not match the body.',
   },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'BAD_REQUEST', path: '', reason: 'empty_body', message: 'The body is empty; send a JSON document.' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'BAD_REQUEST', path: '', reason: 'invalid_json', message: 'The body is not valid JSON.' },
-  FST_ERR_BAD_URL: { code: 'BAD_REQUEST', path: 'url', reason: 'invalid_url', message: 'The URL is not validly percent-encoded.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    code: 'BAD_REQUEST',
+    path: '',
+    reason: 'empty_body',
+    message: 'The body is empty; send a JSON document.',
+  },
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    code: 'BAD_REQUEST',
+    path: '',
+    reason: 'invalid_json',
+    message: 'The body is not valid JSON.',
+  },
+  FST_ERR_BAD_URL: {
+    code: 'BAD_REQUEST',
+    path: 'url',
+    reason: 'invalid_url',
+    message: 'The URL is not validly percent-encoded.',
+  },
   FST_ERR_INVALID_URL: { code: 'BAD_REQUEST', path: 'url', reason: 'invalid_url', message: 'The URL is not valid.' },
-  FST_ERR_MAX_PARAM_LENGTH: { code: 'URI_TOO_LONG', path: 'url', reason: 'too_long', message: 'A part of the URL is too long.' },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    code: 'URI_TOO_LONG',
+    path: 'url',
+    reason: 'too_long',
+    message: 'A part of the URL is too long.',
+  },
   FST_ERR_NOT_FOUND: { code: 'NOT_FOUND', path: 'url', reason: 'unknown_route', message: 'No route matches this URL.' },
-  FST_ERR_HANDLER_TIMEOUT: { code: 'SERVICE_UNAVAILABLE', path: '', reason: 'timeout', message: 'The request took too long; try again later.' },
+  FST_ERR_HANDLER_TIMEOUT: {
+    code: 'SERVICE_UNAVAILABLE',
+    path: '',
+    reason: 'timeout',
+    message: 'The request took too long; try again later.',
+  },
 };
 
 const STATUS_CODES: Partial<Record<number, ErrorCode>> = Object.fromEntries(
@@ -86,7 +116,10 @@ export interface ErrorResponse {
  */
 export function toErrorResponse(error: unknown): ErrorResponse {
   if (error instanceof AppException) {
-    const response: ErrorResponse = { status: error.statusCode, body: errorEnvelope(error.code, error.message, error.details) };
+    const response: ErrorResponse = {
+      status: error.statusCode,
+      body: errorEnvelope(error.code, error.message, error.details),
+    };
     if (error instanceof MethodNotAllowedError) response.headers = { allow: error.allow.join(', ') };
     if (error instanceof ServiceUnavailableError && error.retryAfter !== undefined) {
       response.headers = { 'retry-after': String(Math.max(0, Math.ceil(error.retryAfter))) };
@@ -100,16 +133,23 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   const unavailable = databaseUnavailable(error);
   if (unavailable) return toErrorResponse(unavailable);
   const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
-  if (Array.isArray(fastifyError.validation)) return validationResponse(fastifyError.validation, fastifyError.validationContext);
+  if (Array.isArray(fastifyError.validation))
+    return validationResponse(fastifyError.validation, fastifyError.validationContext);
 
   const mapped = fastifyError.code === undefined ? undefined : FASTIFY_CODES[fastifyError.code];
-  if (mapped) return response(mapped.code, mapped.message, [{ path: mapped.path, message: mapped.message, reason: mapped.reason }]);
+  if (mapped)
+    return response(mapped.code, mapped.message, [
+      { path: mapped.path, message: mapped.message, reason: mapped.reason },
+    ]);
   // Another plugin's error: its status if the table has it (a 4xx it does not have is a 400; a 503
   // stays one), never its message, which may quote the input. Any other 5xx is an internal error.
   const status = fastifyError.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) return response(STATUS_CODES[status] ?? 'BAD_REQUEST');
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return response(STATUS_CODES[status] ?? 'BAD_REQUEST');
   if (status === 503) return response('SERVICE_UNAVAILABLE');
-  return response('INTERNAL_ERROR', undefined, [{ path: '', message: ERROR_CODES.INTERNAL_ERROR.message, reason: 'internal_error' }]);
+  return response('INTERNAL_ERROR', undefined, [
+    { path: '', message: ERROR_CODES.INTERNAL_ERROR.message, reason: 'internal_error' },
+  ]);
 }
 
 function response(code: ErrorCode, message?: string, details?: ErrorDetail[]): ErrorResponse {
@@ -132,7 +172,8 @@ function validationResponse(issues: ValidationIssue[], context: string | undefin
 
 function constraintMessage(error: ConstraintViolationException): string {
   if (error instanceof UniqueConstraintViolationException) return 'A record with the same unique value already exists.';
-  if (error instanceof ForeignKeyConstraintViolationException) return 'The record is referenced by, or refers to, a record that does not allow this.';
+  if (error instanceof ForeignKeyConstraintViolationException)
+    return 'The record is referenced by, or refers to, a record that does not allow this.';
   if (error instanceof NotNullConstraintViolationException) return 'A required value is missing.';
   return ERROR_CODES.CONFLICT.message;
 }
@@ -223,7 +264,11 @@ function uriTooLong(request: FastifyRequest): AppException {
     .map(([name]) => name);
   const details: ErrorDetail[] =
     names.length > 0
-      ? names.map((name) => ({ path: `params.${name}`, reason: 'too_long', message: `params.${name} is longer than ${max} characters.` }))
+      ? names.map((name) => ({
+          path: `params.${name}`,
+          reason: 'too_long',
+          message: `params.${name} is longer than ${max} characters.`,
+        }))
       : [{ path: 'url', reason: 'too_long', message: `A part of the URL is longer than ${max} characters.` }];
   return new AppException('URI_TOO_LONG', undefined, details);
 }
@@ -250,7 +295,11 @@ export function useCoreErrors(app: FastifyInstance, options: { ignoreMatch?: Mat
 
 /** The options object Fastify created the root instance with (children reach it through their prototype). */
 function creationOptions(app: FastifyInstance): OptionsHolder | undefined {
-  for (let instance: object | null = app; instance !== null; instance = Object.getPrototypeOf(instance) as object | null) {
+  for (
+    let instance: object | null = app;
+    instance !== null;
+    instance = Object.getPrototypeOf(instance) as object | null
+  ) {
     const symbol = Object.getOwnPropertySymbols(instance).find((s) => s.description === 'fastify.options');
     if (symbol !== undefined) return (instance as Record<symbol, OptionsHolder | undefined>)[symbol];
   }

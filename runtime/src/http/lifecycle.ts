@@ -81,7 +81,10 @@ export async function listenWithLifecycle(
       return;
     }
     stopping = signal;
-    app.log.info({ signal, delayMs: settings.shutdown.delayMs, graceMs: settings.shutdown.graceMs }, 'stop signal: shutting down');
+    app.log.info(
+      { signal, delayMs: settings.shutdown.delayMs, graceMs: settings.shutdown.graceMs },
+      'stop signal: shutting down',
+    );
     shutDownGracefully(app, settings.shutdown).then(
       () => exit(0),
       (err: unknown) => {
@@ -116,7 +119,10 @@ export async function shutDownGracefully(app: FastifyInstance, shutdown: Shutdow
   if (server.listening) NetServer.prototype.close.call(server);
   const finished = await allFinished(state, shutdown.graceMs);
   if (!finished) {
-    app.log.warn({ requests: state.inFlight.size, graceMs: shutdown.graceMs }, 'shutdown grace over: cutting the requests still in flight');
+    app.log.warn(
+      { requests: state.inFlight.size, graceMs: shutdown.graceMs },
+      'shutdown grace over: cutting the requests still in flight',
+    );
     server.closeAllConnections();
   }
   server.closeIdleConnections();
@@ -124,7 +130,10 @@ export async function shutDownGracefully(app: FastifyInstance, shutdown: Shutdow
 
   let timer: NodeJS.Timeout | undefined;
   const tooLong = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`closing the app took longer than ${CLOSE_TIMEOUT_MS} ms`)), CLOSE_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`closing the app took longer than ${CLOSE_TIMEOUT_MS} ms`)),
+      CLOSE_TIMEOUT_MS,
+    );
     timer.unref();
   });
   try {
@@ -205,12 +214,19 @@ interface Refusal {
 
 function refusalBody(): Refusal {
   const message = 'The server is shutting down; send the request again.';
-  const { status, body, headers } = toErrorResponse(new ServiceUnavailableError(message, [{ path: '', message, reason: 'shutting_down' }]));
+  const { status, body, headers } = toErrorResponse(
+    new ServiceUnavailableError(message, [{ path: '', message, reason: 'shutting_down' }]),
+  );
   const text = JSON.stringify(body);
   return {
     status,
     body: text,
-    headers: { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), connection: 'close' },
+    headers: {
+      ...headers,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(text)),
+      connection: 'close',
+    },
   };
 }
 

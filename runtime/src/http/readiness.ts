@@ -18,7 +18,7 @@ import { readdir } from 'node:fs/promises';
 import { join, parse, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
-import { dbManager, type Database } from '../data/database.js';
+import { dbManager, type Database } from '../db/database.js';
 import type { Dispatcher } from '../events/dispatcher.js';
 import { pendingCoreMigrations } from '../migrations/core-migrations.js';
 import { eventBrokerOf } from '../outbox/event-broker.js';
@@ -75,7 +75,13 @@ class ReadinessChecker {
 
   async check(shuttingDown: boolean): Promise<ReadinessReport> {
     const events = this.events();
-    if (!dbManager.isInitialised) return { status: shuttingDown ? 'shutting_down' : 'not_ready', database: 'unreachable', migrations: 'unknown', events };
+    if (!dbManager.isInitialised)
+      return {
+        status: shuttingDown ? 'shutting_down' : 'not_ready',
+        database: 'unreachable',
+        migrations: 'unknown',
+        events,
+      };
     const db = dbManager.db;
     const database = await this.withTimeout(db.select('select 1 as ok').then(() => 'ok' as const));
     let migrations: ReadinessReport['migrations'] = 'unknown';

@@ -7,7 +7,12 @@ import { AppException, type ErrorDetail } from '../errors.js';
 export type UrlPlaces = Readonly<Record<string, string>>;
 
 /** The list route: the page and include keys the search engine checks come from the query string. */
-export const LIST_QUERY: UrlPlaces = { limit: 'query.limit', offset: 'query.offset', cursor: 'query.cursor', include: 'query.include' };
+export const LIST_QUERY: UrlPlaces = {
+  limit: 'query.limit',
+  offset: 'query.offset',
+  cursor: 'query.cursor',
+  include: 'query.include',
+};
 /** The get route: the id from the path, the includes from the query string. */
 export const VIEW_URL: UrlPlaces = { id: 'params.id', include: 'query.include' };
 /** Routes that take only the id from the URL. */
@@ -35,12 +40,17 @@ function relocate(error: AppException, places: UrlPlaces): void {
     const to = places[key];
     if (to === undefined) continue;
     const item = /^\[(\d+)\]/.exec(detail.path.slice(key.length));
-    const moved: ErrorDetail = { ...detail, path: to, message: item ? `item ${Number(item[1]) + 1}: ${detail.message}` : detail.message };
+    const moved: ErrorDetail = {
+      ...detail,
+      path: to,
+      message: item ? `item ${Number(item[1]) + 1}: ${detail.message}` : detail.message,
+    };
     error.details[i] = moved;
     first ??= { from: detail.path, detail: moved };
   }
   // The engine's messages start with the path they are about (`include[0]: 'x' is not a relation`).
-  if (first && error.message.startsWith(`${first.from}: `)) error.message = `${first.detail.path}: ${first.detail.message}`;
+  if (first && error.message.startsWith(`${first.from}: `))
+    error.message = `${first.detail.path}: ${first.detail.message}`;
 }
 
 /** The top-level key a detail path names: `include` for `include[1]`, `limit` for `limit`. */

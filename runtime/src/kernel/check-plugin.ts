@@ -23,10 +23,14 @@ export function checkPlugin(plugin: unknown, existing: ReadonlyMap<string, Plugi
     throw new InvalidPluginError(`${label} needs a non-empty string \`name\`; received ${render(name)}.`);
   }
   if (typeof version !== 'string' || version.trim() === '') {
-    throw new InvalidPluginError(`Plugin "${name}" needs a non-empty string \`version\` such as '1.0.0'; received ${render(version)}.`);
+    throw new InvalidPluginError(
+      `Plugin "${name}" needs a non-empty string \`version\` such as '1.0.0'; received ${render(version)}.`,
+    );
   }
   if (!Array.isArray(dependencies)) {
-    throw new InvalidPluginError(`Plugin "${name}": \`dependencies\` must be an array of plugin names; received ${render(dependencies)}.`);
+    throw new InvalidPluginError(
+      `Plugin "${name}": \`dependencies\` must be an array of plugin names; received ${render(dependencies)}.`,
+    );
   }
   const wrong = dependencies.findIndex((entry) => typeof entry !== 'string' || entry.trim() === '');
   if (wrong >= 0) {
@@ -40,7 +44,9 @@ export function checkPlugin(plugin: unknown, existing: ReadonlyMap<string, Plugi
   }
   for (const method of ['setup', 'onStartup', 'onShutdown'] as const) {
     if (typeof candidate[method] !== 'function') {
-      throw new InvalidPluginError(`Plugin "${name}": \`${method}\` must be a method; received ${render(candidate[method])}. Extend Plugin to get the defaults.`);
+      throw new InvalidPluginError(
+        `Plugin "${name}": \`${method}\` must be a method; received ${render(candidate[method])}. Extend Plugin to get the defaults.`,
+      );
     }
   }
   const previous = existing.get(name);

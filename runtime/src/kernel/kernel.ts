@@ -61,7 +61,9 @@ export class Kernel {
   /** Adds a plugin after checking its metadata (name, version, dependencies, unique name). Chainable. */
   addPlugin(plugin: Plugin): this {
     if (this.setUp) {
-      throw new KernelError(`Cannot add plugin "${String(plugin?.name)}" after kernel.setup(app); add every plugin before setup.`);
+      throw new KernelError(
+        `Cannot add plugin "${String(plugin?.name)}" after kernel.setup(app); add every plugin before setup.`,
+      );
     }
     checkPlugin(plugin, this.added);
     this.added.set(plugin.name, plugin);
@@ -108,7 +110,9 @@ export class Kernel {
    */
   async startup(): Promise<void> {
     if (this.phase !== 'stopped') {
-      throw new KernelError(`kernel.startup() called while the kernel is ${this.phase}; start it once (lifespan already does on ready).`);
+      throw new KernelError(
+        `kernel.startup() called while the kernel is ${this.phase}; start it once (lifespan already does on ready).`,
+      );
     }
     const order = this.plugins;
     this.phase = 'starting';
@@ -117,7 +121,10 @@ export class Kernel {
         await plugin.onStartup();
       } catch (err) {
         const stopped = this.started.map((started) => started.name);
-        this.logger.error({ err, plugin: plugin.name }, `plugin ${plugin.name} failed to start; shutting down the ones already started`);
+        this.logger.error(
+          { err, plugin: plugin.name },
+          `plugin ${plugin.name} failed to start; shutting down the ones already started`,
+        );
         await this.stopStarted();
         this.phase = 'stopped';
         throw new PluginStartupError(plugin.name, stopped, err);
@@ -164,7 +171,10 @@ export class Kernel {
         await plugin.onShutdown();
         this.logger.info({ plugin: plugin.name }, `plugin ${plugin.name} shut down`);
       } catch (err) {
-        this.logger.error({ err, plugin: plugin.name }, `plugin ${plugin.name} failed to shut down; the others still shut down`);
+        this.logger.error(
+          { err, plugin: plugin.name },
+          `plugin ${plugin.name} failed to shut down; the others still shut down`,
+        );
       }
     }
   }

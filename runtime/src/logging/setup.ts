@@ -40,9 +40,16 @@ export const REDACTED = '[Redacted]';
 const SECRET_HEADERS: ReadonlySet<string> = new Set(['authorization', 'cookie', 'set-cookie', 'proxy-authorization']);
 
 /** Exact pino paths for top-level `headers` in child bindings, in the spellings people write by hand. */
-const TOP_LEVEL_SECRET_PATHS = ['authorization', 'cookie', 'set-cookie', 'proxy-authorization', 'Authorization', 'Cookie', 'Set-Cookie', 'Proxy-Authorization'].map(
-  (name) => `headers[${JSON.stringify(name)}]`,
-);
+const TOP_LEVEL_SECRET_PATHS = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'proxy-authorization',
+  'Authorization',
+  'Cookie',
+  'Set-Cookie',
+  'Proxy-Authorization',
+].map((name) => `headers[${JSON.stringify(name)}]`);
 
 /** How deep below the logged object a `headers` key is still looked for (`a.b.headers`). */
 const MAX_HEADERS_DEPTH = 2;

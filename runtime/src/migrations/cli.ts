@@ -15,7 +15,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { registeredModels } from '../data/base.js';
+import { registeredModels } from '../db/model-registry.js';
 import { applyMigrations, createMigration, DataLossError, pendingMigrations } from './migrations.js';
 
 /** `up --refuse-data-loss` found data the pending migrations would lose, and applied nothing. */
@@ -33,7 +33,8 @@ interface Args {
 
 function parseArgs(argv: readonly string[]): Args {
   const [command, ...rest] = argv;
-  if (!command || !['make', 'up', 'pending'].includes(command)) throw new Error(`unknown command ${JSON.stringify(command ?? '')}; ${USAGE}`);
+  if (!command || !['make', 'up', 'pending'].includes(command))
+    throw new Error(`unknown command ${JSON.stringify(command ?? '')}; ${USAGE}`);
   const args: Args = { command, entry: 'src/main.ts', refuseDataLoss: false };
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i];
@@ -48,13 +49,15 @@ function parseArgs(argv: readonly string[]): Args {
       throw new Error(`unexpected argument ${JSON.stringify(flag)}; ${USAGE}`);
     }
   }
-  if (args.name !== undefined && !/^[a-z0-9_]+$/i.test(args.name)) throw new Error(`--name must be letters, digits and "_", got ${JSON.stringify(args.name)}`);
+  if (args.name !== undefined && !/^[a-z0-9_]+$/i.test(args.name))
+    throw new Error(`--name must be letters, digits and "_", got ${JSON.stringify(args.name)}`);
   return args;
 }
 
 async function loadEntry(entry: string): Promise<void> {
   const path = resolve(entry);
-  if (!existsSync(path)) throw new Error(`${entry} not found: run this in the project folder (it imports the apps from there)`);
+  if (!existsSync(path))
+    throw new Error(`${entry} not found: run this in the project folder (it imports the apps from there)`);
   try {
     await import(pathToFileURL(path).href);
   } catch (err) {
@@ -68,13 +71,17 @@ async function main(): Promise<void> {
   const noModels = registeredModels().length === 0;
   switch (args.command) {
     case 'make': {
-      if (noModels) return say(`No models registered (${args.entry} imports no app that defines one): no migration written.`);
+      if (noModels)
+        return say(`No models registered (${args.entry} imports no app that defines one): no migration written.`);
       const made = await createMigration({ name: args.name });
       if (made.file === null) return say('No changes in the models since the last migration: no migration written.');
-      return say(`Created ${made.file} (${made.statements.length} statement${made.statements.length === 1 ? '' : 's'})`);
+      return say(
+        `Created ${made.file} (${made.statements.length} statement${made.statements.length === 1 ? '' : 's'})`,
+      );
     }
     case 'up': {
-      if (noModels) return say(`No models registered (${args.entry} imports no app that defines one): nothing to migrate.`);
+      if (noModels)
+        return say(`No models registered (${args.entry} imports no app that defines one): nothing to migrate.`);
       const applied = await applyMigrations({ refuseDataLoss: args.refuseDataLoss });
       if (applied.length === 0) return say('No pending migrations: the database is up to date.');
       for (const name of applied) say(`Applied ${name}`);

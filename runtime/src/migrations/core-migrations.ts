@@ -8,7 +8,7 @@
  * Add a migration by appending to `CORE_MIGRATIONS`; never edit or reorder an applied one.
  */
 import type { Knex } from '@mikro-orm/knex';
-import type { Database, Dialect } from '../data/database.js';
+import type { Database, Dialect } from '../db/database.js';
 
 interface CoreMigration {
   readonly name: string;
@@ -52,10 +52,10 @@ export async function applyCoreMigrations(db: Database): Promise<string[]> {
       const rows = await trx.raw(select(db), [migration.name]);
       if (resultRows(db, rows).length > 0) return false;
       for (const sql of migration.up[db.dialect]) await trx.raw(sql);
-      await trx.raw(`insert into ${db.quote('core_migrations')} (${db.quote('name')}, ${db.quote('executed_at')}) values (?, ?)`, [
-        migration.name,
-        db.dialect === 'sqlite' ? Date.now() : new Date(),
-      ]);
+      await trx.raw(
+        `insert into ${db.quote('core_migrations')} (${db.quote('name')}, ${db.quote('executed_at')}) values (?, ?)`,
+        [migration.name, db.dialect === 'sqlite' ? Date.now() : new Date()],
+      );
       return true;
     });
     if (done) applied.push(migration.name);
@@ -68,10 +68,19 @@ export async function pendingCoreMigrations(db: Database): Promise<string[]> {
   const knex = db.connection.getKnex();
   const exists =
     db.dialect === 'sqlite'
-      ? resultRows(db, await knex.raw("select 1 from sqlite_master where type = 'table' and name = 'core_migrations'")).length > 0
-      : (resultRows(db, await knex.raw("select to_regclass('core_migrations') is not null as present"))[0] as { present: boolean }).present;
+      ? resultRows(db, await knex.raw("select 1 from sqlite_master where type = 'table' and name = 'core_migrations'"))
+          .length > 0
+      : (
+          resultRows(db, await knex.raw("select to_regclass('core_migrations') is not null as present"))[0] as {
+            present: boolean;
+          }
+        ).present;
   if (!exists) return CORE_MIGRATIONS.map((m) => m.name);
-  const done = new Set(resultRows(db, await knex.raw(`select ${db.quote('name')} from ${db.quote('core_migrations')}`)).map((row) => (row as { name: string }).name));
+  const done = new Set(
+    resultRows(db, await knex.raw(`select ${db.quote('name')} from ${db.quote('core_migrations')}`)).map(
+      (row) => (row as { name: string }).name,
+    ),
+  );
   return CORE_MIGRATIONS.map((m) => m.name).filter((name) => !done.has(name));
 }
 
@@ -79,7 +88,9 @@ async function lockAndPrepare(db: Database, trx: Knex.Transaction): Promise<void
   // Serializes concurrent runs (two instances starting at once); released with the transaction.
   if (db.dialect === 'postgresql') await trx.raw('select pg_advisory_xact_lock(?)', [PG_LOCK_KEY]);
   const time = db.dialect === 'sqlite' ? 'integer' : 'timestamptz';
-  await trx.raw(`create table if not exists ${db.quote('core_migrations')} (${db.quote('name')} varchar(255) not null primary key, ${db.quote('executed_at')} ${time} not null)`);
+  await trx.raw(
+    `create table if not exists ${db.quote('core_migrations')} (${db.quote('name')} varchar(255) not null primary key, ${db.quote('executed_at')} ${time} not null)`,
+  );
 }
 
 function select(db: Database): string {

@@ -17,8 +17,14 @@
  * ask about the target only, so an imprecise introspection (SQLite reports enum values of a CHECK
  * constraint only in part) cannot hide a risk.
  */
-import type { AbstractSqlConnection, DatabaseSchema, DatabaseTable, SchemaDifference, TableDifference } from '@mikro-orm/knex';
-import type { Database } from '../data/database.js';
+import type {
+  AbstractSqlConnection,
+  DatabaseSchema,
+  DatabaseTable,
+  SchemaDifference,
+  TableDifference,
+} from '@mikro-orm/knex';
+import type { Database } from '../db/database.js';
 
 /** One change of the pending migrations that would lose data, or fail on the rows there. */
 export interface DataRisk {
@@ -63,7 +69,15 @@ export async function dataRisks(db: Database, pendingSources: readonly string[])
   const target = generator.getTargetSchema();
   // Tables the schema generator skips (Core's own) are not the models' to drop.
   const skip = orm.config.get('schemaGenerator').skipTables;
-  const current = await DatabaseSchema.create(db.connection, db.platform, orm.config, undefined, target.getNamespaces(), undefined, skip);
+  const current = await DatabaseSchema.create(
+    db.connection,
+    db.platform,
+    orm.config,
+    undefined,
+    target.getNamespaces(),
+    undefined,
+    skip,
+  );
   const diff = new SchemaComparator(db.platform).compare(current, target);
 
   const candidates = [...fromDifference(diff), ...fromSql(current, target, pendingSources)];
@@ -83,14 +97,20 @@ export async function dataRisks(db: Database, pendingSources: readonly string[])
 /** Candidates from the comparator's difference between the database and the models. */
 function fromDifference(diff: SchemaDifference): Candidate[] {
   const out: Candidate[] = [];
-  for (const table of Object.values(diff.removedTables)) out.push({ table, change: 'table dropped', rows: (n) => plural(n, 'row', 'rows') });
+  for (const table of Object.values(diff.removedTables))
+    out.push({ table, change: 'table dropped', rows: (n) => plural(n, 'row', 'rows') });
   for (const tableDiff of Object.values(diff.changedTables)) {
     const table = tableDiff.fromTable;
     const added = Object.keys(tableDiff.addedColumns);
     for (const column of Object.values(tableDiff.removedColumns)) out.push(dropped(table, column.name, added));
     for (const column of Object.values(tableDiff.addedColumns)) {
       if (column.nullable || column.default != null || column.autoincrement || column.generated) continue;
-      out.push({ table, column: column.name, change: 'added as NOT NULL without a default', rows: (n) => `the table has ${plural(n, 'row', 'rows')}` });
+      out.push({
+        table,
+        column: column.name,
+        change: 'added as NOT NULL without a default',
+        rows: (n) => `the table has ${plural(n, 'row', 'rows')}`,
+      });
     }
     out.push(...changedColumns(tableDiff));
   }
@@ -117,7 +137,13 @@ function changedColumns(tableDiff: TableDifference): Candidate[] {
     const fromFamily = typeFamily(from.type);
     const toFamily = typeFamily(to.type);
     if (changed.has('type') && fromFamily !== toFamily && !WIDER[fromFamily]?.includes(toFamily)) {
-      out.push({ table, column: name, change: `type changes from ${from.type.toLowerCase()} to ${to.type.toLowerCase()}`, where: (qb) => qb.whereNotNull(name), rows: holdValues });
+      out.push({
+        table,
+        column: name,
+        change: `type changes from ${from.type.toLowerCase()} to ${to.type.toLowerCase()}`,
+        where: (qb) => qb.whereNotNull(name),
+        rows: holdValues,
+      });
       continue; // every value is at risk: the narrower checks below would only repeat it
     }
     if (toFamily === 'text' && to.length && (changed.has('length') || changed.has('type'))) {
@@ -130,7 +156,11 @@ function changedColumns(tableDiff: TableDifference): Candidate[] {
         rows: (n) => `${plural(n, 'row holds', 'rows hold')} a longer value`,
       });
     }
-    if (toFamily === 'decimal' && to.precision !== undefined && (changed.has('precision') || changed.has('scale') || changed.has('type'))) {
+    if (
+      toFamily === 'decimal' &&
+      to.precision !== undefined &&
+      (changed.has('precision') || changed.has('scale') || changed.has('type'))
+    ) {
       const scale = to.scale ?? 0;
       const limit = 10 ** (to.precision - scale);
       out.push({
@@ -148,7 +178,13 @@ function changedColumns(tableDiff: TableDifference): Candidate[] {
 }
 
 function becomesNotNull(table: DatabaseTable, column: string): Candidate {
-  return { table, column, change: 'becomes NOT NULL', where: (qb) => qb.whereNull(column), rows: (n) => `${plural(n, 'row is', 'rows are')} NULL` };
+  return {
+    table,
+    column,
+    change: 'becomes NOT NULL',
+    where: (qb) => qb.whereNull(column),
+    rows: (n) => `${plural(n, 'row is', 'rows are')} NULL`,
+  };
 }
 
 function onlyAllows(table: DatabaseTable, column: string, items: readonly string[]): Candidate {
@@ -202,30 +238,46 @@ const WIDER: Record<string, readonly string[]> = {
 function fromSql(current: DatabaseSchema, target: DatabaseSchema, sources: readonly string[]): Candidate[] {
   // Identifiers as bare words: quotes (`"`, backticks, escaped backticks in a template literal) removed.
   const sql = sources.map((source) => source.replace(/\\?[`"]/g, '').toLowerCase()).join(';\n');
-  const alters = [...sql.matchAll(/alter table ([\w.]+) ([^;]*)/g)].map(([, table, body]) => ({ table: table!, body: body! }));
+  const alters = [...sql.matchAll(/alter table ([\w.]+) ([^;]*)/g)].map(([, table, body]) => ({
+    table: table!,
+    body: body!,
+  }));
   const added = new Map<string, string[]>();
   for (const { table, body } of alters) {
-    for (const [, column] of body.matchAll(/add column (?:if not exists )?(\w+)/g)) added.set(table, [...(added.get(table) ?? []), column!]);
+    for (const [, column] of body.matchAll(/add column (?:if not exists )?(\w+)/g))
+      added.set(table, [...(added.get(table) ?? []), column!]);
   }
   const out: Candidate[] = [];
   for (const { table: name, body } of alters) {
     const table = current.getTable(name) ?? { name };
-    for (const [, column] of body.matchAll(/drop column (?:if exists )?(\w+)/g)) out.push(dropped(table, column!, added.get(name) ?? []));
+    for (const [, column] of body.matchAll(/drop column (?:if exists )?(\w+)/g))
+      out.push(dropped(table, column!, added.get(name) ?? []));
   }
   const copies = new Map<string, string[]>();
-  for (const [, copy, columns, from] of sql.matchAll(/insert into (\w+)__temp_alter(?: \([^)]*\))? select (.+?) from (\w+)/g)) {
-    if (copy === from) copies.set(from!, columns!.split(',').map((c) => c.trim()));
+  for (const [, copy, columns, from] of sql.matchAll(
+    /insert into (\w+)__temp_alter(?: \([^)]*\))? select (.+?) from (\w+)/g,
+  )) {
+    if (copy === from)
+      copies.set(
+        from!,
+        columns!.split(',').map((c) => c.trim()),
+      );
   }
   for (const [, name] of sql.matchAll(/drop table (?:if exists )?([\w.]+)/g)) {
     const kept = copies.get(name!);
     // Looked up without the tables the schema generator skips: a drop of one of those loses data too.
     if (!kept) {
-      out.push({ table: current.getTable(name!) ?? { name: name! }, change: 'table dropped', rows: (n) => plural(n, 'row', 'rows') });
+      out.push({
+        table: current.getTable(name!) ?? { name: name! },
+        change: 'table dropped',
+        rows: (n) => plural(n, 'row', 'rows'),
+      });
       continue;
     }
     const table = current.getTable(name!);
     if (!table) continue;
-    for (const column of table.getColumns()) if (!kept.includes(column.name.toLowerCase())) out.push(dropped(table, column.name, []));
+    for (const column of table.getColumns())
+      if (!kept.includes(column.name.toLowerCase())) out.push(dropped(table, column.name, []));
     for (const column of target.getTable(name!)?.getColumns() ?? []) {
       if (!table.getColumn(column.name)) continue;
       if (!column.nullable) out.push(becomesNotNull(table, column.name));

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import type { Migrator } from '@mikro-orm/migrations';
-import { DatabaseManager, parseDatabaseUrl, type Database, type Dialect } from '../data/database.js';
-import { registeredModels } from '../data/base.js';
+import { DatabaseManager, parseDatabaseUrl, type Database, type Dialect } from '../db/database.js';
+import { registeredModels } from '../db/model-registry.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
 import { loadSettings } from '../settings/settings.js';
 import { applyCoreMigrations, CORE_TABLES, pendingCoreMigrations } from './core-migrations.js';
@@ -56,7 +56,10 @@ export async function createMigration(options: MigrationOptions & { name?: strin
     const result = await migrator.createMigration(undefined, false, false, options.name);
     if (!result.fileName) return { file: null, statements: [] };
     const { path } = migrationsFolder(cwd, databaseUrlOf(options));
-    return { file: relative(cwd, join(path, result.fileName)), statements: result.diff.up.filter((s) => s.trim() !== '') };
+    return {
+      file: relative(cwd, join(path, result.fileName)),
+      statements: result.diff.up.filter((s) => s.trim() !== ''),
+    };
   });
 }
 
@@ -66,7 +69,9 @@ export class DataLossError extends MigrationError {
     readonly migrations: readonly string[],
     readonly risks: readonly DataRisk[],
   ) {
-    super(`not applied: ${migrations.join(', ')} would lose data in the database (${risks.map((r) => r.target).join(', ')})`);
+    super(
+      `not applied: ${migrations.join(', ')} would lose data in the database (${risks.map((r) => r.target).join(', ')})`,
+    );
     this.name = 'DataLossError';
   }
 }
@@ -77,7 +82,9 @@ export class DataLossError extends MigrationError {
  * first checks what the project's migrations would do to the rows already there (`guard.ts`) and
  * throws a `DataLossError`, applying nothing, when they would lose data.
  */
-export async function applyMigrations(options: MigrationOptions & { refuseDataLoss?: boolean } = {}): Promise<string[]> {
+export async function applyMigrations(
+  options: MigrationOptions & { refuseDataLoss?: boolean } = {},
+): Promise<string[]> {
   const logger = options.logger ?? silentLogger;
   return withMigrator(options, async (migrator, db) => {
     if (options.refuseDataLoss) await refuseDataLoss(migrator, db);
@@ -90,7 +97,10 @@ export async function applyMigrations(options: MigrationOptions & { refuseDataLo
 
 /** Names of the migrations not applied yet, Core's first. */
 export async function pendingMigrations(options: MigrationOptions = {}): Promise<string[]> {
-  return withMigrator(options, async (migrator, db) => [...(await pendingCoreMigrations(db)), ...(await migrator.getPendingMigrations()).map((m) => m.name)]);
+  return withMigrator(options, async (migrator, db) => [
+    ...(await pendingCoreMigrations(db)),
+    ...(await migrator.getPendingMigrations()).map((m) => m.name),
+  ]);
 }
 
 /**
@@ -99,7 +109,9 @@ export async function pendingMigrations(options: MigrationOptions = {}): Promise
  */
 async function withoutCoreTables(folder: string): Promise<void> {
   const file = join(folder, '.snapshot.json');
-  const snapshot = JSON.parse(await readFile(file, 'utf8').catch(() => 'null')) as { tables?: { name: string }[] } | null;
+  const snapshot = JSON.parse(await readFile(file, 'utf8').catch(() => 'null')) as {
+    tables?: { name: string }[];
+  } | null;
   if (!snapshot?.tables?.some((table) => CORE_TABLES.includes(table.name))) return;
   const tables = snapshot.tables.filter((table) => !CORE_TABLES.includes(table.name));
   await writeFile(file, `${JSON.stringify({ ...snapshot, tables }, null, 2)}\n`);
@@ -110,18 +122,27 @@ async function refuseDataLoss(migrator: Migrator, db: Database): Promise<void> {
   if (pending.length === 0) return;
   const sources = await Promise.all(pending.map((m) => (m.path ? readFile(m.path, 'utf8') : '')));
   const risks = await dataRisks(db, sources);
-  if (risks.length > 0) throw new DataLossError(pending.map((m) => m.name), risks);
+  if (risks.length > 0)
+    throw new DataLossError(
+      pending.map((m) => m.name),
+      risks,
+    );
 }
 
 function databaseUrlOf(options: MigrationOptions): string {
   return options.databaseUrl ?? loadSettings({ cwd: options.cwd, logger: silentLogger }).databaseUrl;
 }
 
-async function withMigrator<T>(options: MigrationOptions, work: (migrator: Migrator, db: Database) => Promise<T>): Promise<T> {
+async function withMigrator<T>(
+  options: MigrationOptions,
+  work: (migrator: Migrator, db: Database) => Promise<T>,
+): Promise<T> {
   const cwd = resolve(options.cwd ?? process.cwd());
   const databaseUrl = databaseUrlOf(options);
   if (registeredModels().length === 0) {
-    throw new MigrationError('no models are registered: import your apps (src/main.ts imports every app) before running migrations');
+    throw new MigrationError(
+      'no models are registered: import your apps (src/main.ts imports every app) before running migrations',
+    );
   }
   const { Migrator } = await loadMigrations();
   const folder = migrationsFolder(cwd, databaseUrl).path;
@@ -156,6 +177,9 @@ async function loadMigrations(): Promise<typeof import('@mikro-orm/migrations')>
   try {
     return await import('@mikro-orm/migrations');
   } catch (err) {
-    throw new MigrationError('@mikro-orm/migrations is not installed: run `npm install -E @mikro-orm/migrations@6.6.16`', { cause: err });
+    throw new MigrationError(
+      '@mikro-orm/migrations is not installed: run `npm install -E @mikro-orm/migrations@6.6.16`',
+      { cause: err },
+    );
   }
 }

@@ -23,7 +23,9 @@ export interface DocumentView {
   readonly may?: (action: string) => boolean;
 }
 
-export const ref = (section: 'schemas' | 'responses' | 'parameters' | 'headers', name: string): Json => ({ $ref: `#/components/${section}/${name}` });
+export const ref = (section: 'schemas' | 'responses' | 'parameters' | 'headers', name: string): Json => ({
+  $ref: `#/components/${section}/${name}`,
+});
 
 /**
  * The `components.schemas` of one document, filled as operations ask for them. Output schemas follow
@@ -65,7 +67,10 @@ export class SchemaComponents {
   /** The body component of a create (`mode: create`), replace or patch, under `name`. */
   input(schema: SchemaClass, name: string, mode: 'create' | 'replace' | 'patch'): string {
     const info = describeSchema(schema);
-    const visible = this.view.restricted === null ? info.fieldNames : visibility(info, [], restrictionScope(info, this.view.restricted)).fields;
+    const visible =
+      this.view.restricted === null
+        ? info.fieldNames
+        : visibility(info, [], restrictionScope(info, this.view.restricted)).fields;
     const hidden = this.hiddenFields(info);
     const properties: Record<string, Json> = {};
     for (const field of visible) {
@@ -86,7 +91,10 @@ export class SchemaComponents {
     const properties = { ...(base['properties'] as Record<string, Json>) };
     properties['filters'] = { ...properties['filters'], items: ref('schemas', 'SearchFilter') };
     properties['sort'] = { ...properties['sort'], items: ref('schemas', 'SortRule') };
-    properties['limit'] = { ...properties['limit'], description: "Page size (default 50; at most the resource's maximum, 500 unless its manifest says otherwise)" };
+    properties['limit'] = {
+      ...properties['limit'],
+      description: "Page size (default 50; at most the resource's maximum, 500 unless its manifest says otherwise)",
+    };
     this.schemas[name] = { ...base, properties };
     return name;
   }
@@ -108,7 +116,10 @@ export class SchemaComponents {
   }
 
   errorEnvelope(): string {
-    this.schemas['ErrorEnvelope'] ??= { ...toOpenApi(ErrorEnvelopeSchema), description: 'What every error response is.' };
+    this.schemas['ErrorEnvelope'] ??= {
+      ...toOpenApi(ErrorEnvelopeSchema),
+      description: 'What every error response is.',
+    };
     return 'ErrorEnvelope';
   }
 
@@ -122,7 +133,10 @@ export class SchemaComponents {
     this.schemas['FilterGroup'] = {
       type: 'object',
       required: ['op', 'items'],
-      properties: { op: { type: 'string', enum: ['and', 'or'] }, items: { type: 'array', items: ref('schemas', 'SearchFilter') } },
+      properties: {
+        op: { type: 'string', enum: ['and', 'or'] },
+        items: { type: 'array', items: ref('schemas', 'SearchFilter') },
+      },
     };
     this.schemas['SortRule'] = toOpenApi(SortRuleSchema);
   }
@@ -179,7 +193,12 @@ export class SchemaComponents {
     let hidden = this.hiddenForSomeRole.get(info.id);
     if (hidden === undefined && !this.outputInfos.has(info.id)) {
       hidden = new Set();
-      for (const restricted of this.view.roles) addHidden(new Map([[info.id, hidden]]), info, new Set(visibility(info, [], restrictionScope(info, restricted)).fields));
+      for (const restricted of this.view.roles)
+        addHidden(
+          new Map([[info.id, hidden]]),
+          info,
+          new Set(visibility(info, [], restrictionScope(info, restricted)).fields),
+        );
       this.hiddenForSomeRole.set(info.id, hidden);
     }
     return hidden ?? new Set();
@@ -196,7 +215,10 @@ function addHidden(hidden: Map<number, Set<string>>, info: SchemaInfo, seen: Rea
 export function errorResponses(codes: Iterable<ErrorCode>, envelope: string): Record<string, Json> {
   const responses: Record<string, Json> = {};
   for (const code of codes) {
-    const response: Json = { description: ERROR_CODES[code].message, content: { 'application/json': { schema: ref('schemas', envelope) } } };
+    const response: Json = {
+      description: ERROR_CODES[code].message,
+      content: { 'application/json': { schema: ref('schemas', envelope) } },
+    };
     if (code === 'SERVICE_UNAVAILABLE') response['headers'] = { 'Retry-After': ref('headers', 'RetryAfter') };
     responses[errorResponseName(code)] = response;
   }
@@ -206,8 +228,14 @@ export function errorResponses(codes: Iterable<ErrorCode>, envelope: string): Re
 export const HEADERS: Record<string, Json> = {
   ETag: { description: "The record's version, for `If-Match` on a later write.", schema: { type: 'string' } },
   Location: { description: 'The URL of the created record.', required: true, schema: { type: 'string' } },
-  Link: { description: 'The next page (`rel="next"`), when more rows exist and the request named no page parameter.', schema: { type: 'string' } },
-  RetryAfter: { description: 'Seconds to wait before trying again, when known.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  Link: {
+    description: 'The next page (`rel="next"`), when more rows exist and the request named no page parameter.',
+    schema: { type: 'string' },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before trying again, when known.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
 };
 
 export const PARAMETERS: Record<string, Json> = {
@@ -221,8 +249,18 @@ export const PARAMETERS: Record<string, Json> = {
 };
 
 export const SECURITY_SCHEMES: Record<string, Json> = {
-  bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT with the claims `sub` and `roles`.' },
-  cookieAuth: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'The same JWT in the `access_token` cookie.' },
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'A JWT with the claims `sub` and `roles`.',
+  },
+  cookieAuth: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'access_token',
+    description: 'The same JWT in the `access_token` cookie.',
+  },
 };
 
 function fragmentOf(info: SchemaInfo, field: string): Json {
@@ -239,12 +277,19 @@ function toOpenApi(schema: Parameters<typeof toJsonSchema>[0]): Json {
 function withEnumTypes(node: Json): Json {
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) {
-    if (Array.isArray(value)) out[key] = value.map((v: unknown) => (isJson(v) && key !== 'enum' ? withEnumTypes(v) : v));
+    if (Array.isArray(value))
+      out[key] = value.map((v: unknown) => (isJson(v) && key !== 'enum' ? withEnumTypes(v) : v));
     else if (isJson(value) && key !== 'const' && key !== 'default') out[key] = withEnumTypes(value);
     else out[key] = value;
   }
   const values = out['enum'];
-  if (out['type'] === undefined && Array.isArray(values) && values.length > 0 && values.every((v) => typeof v === 'string')) out['type'] = 'string';
+  if (
+    out['type'] === undefined &&
+    Array.isArray(values) &&
+    values.length > 0 &&
+    values.every((v) => typeof v === 'string')
+  )
+    out['type'] = 'string';
   return out;
 }
 

@@ -1,6 +1,14 @@
 import type { ErrorCode } from '../errors.js';
 import type { SchemaClass } from '../schema/context-schema.js';
-import { errorResponses, HEADERS, PARAMETERS, SchemaComponents, SECURITY_SCHEMES, type DocumentView, type Json } from './components.js';
+import {
+  errorResponses,
+  HEADERS,
+  PARAMETERS,
+  SchemaComponents,
+  SECURITY_SCHEMES,
+  type DocumentView,
+  type Json,
+} from './components.js';
 import { customOperation, resourceOperation, type CoreRouteEntry, type OperationNeeds } from './operations.js';
 
 /** The extension key that marks, in the swagger plugin's output, the operations of Core routes. */
@@ -14,12 +22,22 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
  * extra routes), components are written for exactly what the operations use, and plain routes get
  * `security: []` (Core does not guard them).
  */
-export function buildDocument(base: Json, entries: readonly CoreRouteEntry[], view: DocumentView, anonymousMay: (action: string) => boolean): Json {
+export function buildDocument(
+  base: Json,
+  entries: readonly CoreRouteEntry[],
+  view: DocumentView,
+  anonymousMay: (action: string) => boolean,
+): Json {
   const document = structuredClone(base);
   const outputs = new Set<SchemaClass>();
   for (const entry of entries) if (entry.doc !== undefined) outputs.add(entry.doc.resource.schemaOut);
   const components = new SchemaComponents(view, [...outputs]);
-  const needs: OperationNeeds = { errors: new Set<ErrorCode>(), headers: new Set(), parameters: new Set(), tags: new Map() };
+  const needs: OperationNeeds = {
+    errors: new Set<ErrorCode>(),
+    headers: new Set(),
+    parameters: new Set(),
+    tags: new Map(),
+  };
 
   const paths = (document['paths'] ?? {}) as Record<string, Json>;
   for (const item of Object.values(paths)) {
@@ -37,7 +55,10 @@ export function buildDocument(base: Json, entries: readonly CoreRouteEntry[], vi
         delete item[method]; // a caller's document lists only what the caller may call
         continue;
       }
-      item[method] = entry.doc === undefined ? customOperation(entry, operation, needs, anonymousMay) : resourceOperation(entry, components, needs, anonymousMay);
+      item[method] =
+        entry.doc === undefined
+          ? customOperation(entry, operation, needs, anonymousMay)
+          : resourceOperation(entry, components, needs, anonymousMay);
     }
   }
   for (const [path, item] of Object.entries(paths)) {

@@ -1,7 +1,7 @@
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import { toJsonSchema } from '../schema/json-schema.js';
 import { ref, type Json, type SchemaComponents } from './components.js';
-import type { CoreRouteDoc, ResourceDescription, ResourceOperation } from './route-doc.js';
+import type { CoreRouteDoc, ResourceDescription, ResourceOperation } from '../http/route-doc.js';
 import { customFacts, errorCodesOf, errorResponseName, resourceFacts } from './statuses.js';
 
 /** A Core route as the document sees it: its guard, and what it does when a router declared it. */
@@ -40,7 +40,12 @@ export function operationIdOf(operation: ResourceOperation, resource: ResourceDe
  * The operation object of one of a resource router's routes. `security` lists `{}` as well when the
  * anonymous role holds the permission (no credential needed).
  */
-export function resourceOperation(entry: CoreRouteEntry, components: SchemaComponents, needs: OperationNeeds, anonymousMay: (action: string) => boolean): Json {
+export function resourceOperation(
+  entry: CoreRouteEntry,
+  components: SchemaComponents,
+  needs: OperationNeeds,
+  anonymousMay: (action: string) => boolean,
+): Json {
   const { operation, resource } = entry.doc!;
   const facts = resourceFacts(operation, entry.action !== null);
   const out = components.output(resource.schemaOut);
@@ -50,7 +55,9 @@ export function resourceOperation(entry: CoreRouteEntry, components: SchemaCompo
     tags: [...resource.tags],
     security: securityOf(entry.action, anonymousMay),
   };
-  for (const tag of resource.tags) if (!needs.tags.has(tag)) needs.tags.set(tag, `The ${resource.name} resource: create, read, replace, update, delete, list and search.`);
+  for (const tag of resource.tags)
+    if (!needs.tags.has(tag))
+      needs.tags.set(tag, `The ${resource.name} resource: create, read, replace, update, delete, list and search.`);
 
   const parameters = parametersOf(operation, resource, needs);
   if (parameters.length > 0) operationObject['parameters'] = parameters;
@@ -71,7 +78,12 @@ export function resourceOperation(entry: CoreRouteEntry, components: SchemaCompo
  * A Core route a router added by itself (`CoreAPIRoute` in an overridden `routes`): the operation the
  * swagger plugin built from its schema, plus its guard and the errors every Core route can answer.
  */
-export function customOperation(entry: CoreRouteEntry, built: Json, needs: OperationNeeds, anonymousMay: (action: string) => boolean): Json {
+export function customOperation(
+  entry: CoreRouteEntry,
+  built: Json,
+  needs: OperationNeeds,
+  anonymousMay: (action: string) => boolean,
+): Json {
   const responses: Json = { ...(built['responses'] as Json | undefined) };
   for (const code of errorCodesOf(customFacts(entry.action !== null))) {
     const status = String(ERROR_CODES[code].status);
@@ -100,7 +112,14 @@ function parametersOf(operation: ResourceOperation, resource: ResourceDescriptio
   const parameters: Json[] = [];
   if (operation !== 'create' && operation !== 'list' && operation !== 'search') {
     const schema = toJsonSchema(resource.id) as Json;
-    parameters.push({ name: 'id', in: 'path', required: true, description: `The ${resource.entity}'s primary key.`, schema, example: exampleId(schema) });
+    parameters.push({
+      name: 'id',
+      in: 'path',
+      required: true,
+      description: `The ${resource.entity}'s primary key.`,
+      schema,
+      example: exampleId(schema),
+    });
   }
   if (operation === 'get') parameters.push(INCLUDE);
   if (operation === 'list') {
@@ -112,8 +131,20 @@ function parametersOf(operation: ResourceOperation, resource: ResourceDescriptio
         description: "Page size (default 50; at most the resource's maximum, 500 unless its manifest says otherwise).",
         schema: { type: 'integer', minimum: 1 },
       },
-      { name: 'offset', in: 'query', required: false, description: 'Rows to skip (offset pagination).', schema: { type: 'integer', minimum: 0 } },
-      { name: 'cursor', in: 'query', required: false, description: '`next_cursor` of a previous page (keyset pagination).', schema: { type: 'string', minLength: 1 } },
+      {
+        name: 'offset',
+        in: 'query',
+        required: false,
+        description: 'Rows to skip (offset pagination).',
+        schema: { type: 'integer', minimum: 0 },
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: '`next_cursor` of a previous page (keyset pagination).',
+        schema: { type: 'string', minLength: 1 },
+      },
       INCLUDE,
     );
   }
@@ -124,19 +155,31 @@ function parametersOf(operation: ResourceOperation, resource: ResourceDescriptio
   return parameters;
 }
 
-function requestBodyOf(operation: ResourceOperation, resource: ResourceDescription, components: SchemaComponents): Json | undefined {
+function requestBodyOf(
+  operation: ResourceOperation,
+  resource: ResourceDescription,
+  components: SchemaComponents,
+): Json | undefined {
   const json = (name: string): Json => ({ 'application/json': { schema: ref('schemas', name) } });
   switch (operation) {
     case 'create':
-      return { required: true, content: json(components.input(resource.createSchema, `${resource.entity}Create`, 'create')) };
+      return {
+        required: true,
+        content: json(components.input(resource.createSchema, `${resource.entity}Create`, 'create')),
+      };
     case 'replace':
       return {
         required: true,
-        description: 'The new state: absent fields return to their defaults; fields the caller may not see keep their value.',
+        description:
+          'The new state: absent fields return to their defaults; fields the caller may not see keep their value.',
         content: json(components.input(resource.updateSchema, `${resource.entity}Update`, 'replace')),
       };
     case 'update':
-      return { required: true, description: 'Only the fields sent change.', content: json(components.input(resource.updateSchema, `${resource.entity}Patch`, 'patch')) };
+      return {
+        required: true,
+        description: 'Only the fields sent change.',
+        content: json(components.input(resource.updateSchema, `${resource.entity}Patch`, 'patch')),
+      };
     case 'search':
       return { required: false, content: json(components.searchRequest(`${resource.entity}SearchRequest`)) };
     default:
@@ -144,7 +187,12 @@ function requestBodyOf(operation: ResourceOperation, resource: ResourceDescripti
   }
 }
 
-function successResponseOf(operation: ResourceOperation, out: string, components: SchemaComponents, needs: OperationNeeds): Json {
+function successResponseOf(
+  operation: ResourceOperation,
+  out: string,
+  components: SchemaComponents,
+  needs: OperationNeeds,
+): Json {
   const one = ref('schemas', out);
   const many: Json = { type: 'array', items: one };
   const page: Json = { anyOf: [ref('schemas', components.pageMeta()), { type: 'null' }] };

@@ -5,7 +5,7 @@ import type { FastifyDynamicSwaggerOptions, StaticDocumentSpec } from '@fastify/
 import type {} from '../auth/plugin.js'; // declares `request.coreAuth`
 import { loadPolicies, type PolicyDocument, type PolicySet } from '../auth/policies.js';
 import { hasPermission } from '../context/context.js';
-import type { DocumentView, Json } from './components.js';
+import type { Json } from './components.js';
 import { buildDocument, CORE_ROUTE_MARK } from './document.js';
 import type { CoreRouteEntry } from './operations.js';
 
@@ -71,7 +71,9 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
   const { default: swagger } = await import('@fastify/swagger');
   const prefix = (options.routePrefix ?? '/docs').replace(/\/+$/, '');
   const policies = options.policies === undefined ? undefined : loadPolicies(options.policies);
-  const roles = (policies?.roleNames ?? []).map((role) => policies!.contextFor({ sub: null, roles: [role] }).restrictedFields);
+  const roles = (policies?.roleNames ?? []).map(
+    (role) => policies!.contextFor({ sub: null, roles: [role] }).restrictedFields,
+  );
   const anonymous = policies?.anonymousContext();
   const anonymousMay = (action: string): boolean => anonymous !== undefined && hasPermission(anonymous, action);
 
@@ -91,7 +93,9 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
       servers: options.servers ?? [{ url: '/' }],
     },
     // Named schemas an app adds with `app.addSchema({ $id })` keep their name as components.
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json['$id'] === 'string' ? json['$id'] : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => (typeof json['$id'] === 'string' ? json['$id'] : `def-${i}`),
+    },
     transform: ({ schema, url, route }) => {
       const core = route.config?.core;
       if (core === undefined) return { schema, url };
@@ -120,14 +124,18 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
     const shared = app.swagger() as Json; // builds `base` on first use
     const { context } = auth;
     const restricted = context.restrictedFields;
-    const actions = [...new Set(entries.map((entry) => entry.action))].filter((action): action is string => action !== null);
+    const actions = [...new Set(entries.map((entry) => entry.action))].filter(
+      (action): action is string => action !== null,
+    );
     const permitted = actions.filter((action) => hasPermission(context, action));
     // Callers with the same restrictions and the same permitted operations see the same document.
     const key = `${[...restricted].sort().join('\n')}\0${permitted.join('\n')}`;
     let found = callers.get(key);
     if (found === undefined) {
       const may = (action: string): boolean => hasPermission(context, action);
-      found = { json: base === undefined ? shared : buildDocument(base, entries, { restricted, roles, may }, anonymousMay) };
+      found = {
+        json: base === undefined ? shared : buildDocument(base, entries, { restricted, roles, may }, anonymousMay),
+      };
       if (callers.size >= CALLER_CACHE_SIZE) callers.delete(callers.keys().next().value!);
       callers.set(key, found);
     }
@@ -135,11 +143,14 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
   };
 
   // The answer depends on the credential: shared caches must neither keep nor mix callers' documents.
-  const perCaller = (reply: FastifyReply): FastifyReply => reply.header('vary', 'Authorization, Cookie').header('cache-control', 'private');
+  const perCaller = (reply: FastifyReply): FastifyReply =>
+    reply.header('vary', 'Authorization, Cookie').header('cache-control', 'private');
 
   app.get(`${prefix}/json`, { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = documentFor(request);
-    return perCaller(reply).type('application/json; charset=utf-8').send(caller?.json ?? app.swagger());
+    return perCaller(reply)
+      .type('application/json; charset=utf-8')
+      .send(caller?.json ?? app.swagger());
   });
   app.get(`${prefix}/yaml`, { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = documentFor(request);
@@ -161,7 +172,10 @@ async function toYaml(document: Json): Promise<string> {
   const { default: swagger } = await import('@fastify/swagger');
   const instance = Fastify({ logger: false });
   try {
-    await instance.register(swagger, { mode: 'static', specification: { document: document as unknown as StaticDocumentSpec['document'] } });
+    await instance.register(swagger, {
+      mode: 'static',
+      specification: { document: document as unknown as StaticDocumentSpec['document'] },
+    });
     await instance.ready();
     return instance.swagger({ yaml: true });
   } finally {

@@ -1,5 +1,5 @@
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
-import type { ResourceOperation } from './route-doc.js';
+import type { ResourceOperation } from '../http/route-doc.js';
 
 /**
  * What a route does that decides which errors it can answer. Each fact stands for code paths of the

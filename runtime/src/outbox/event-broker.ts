@@ -1,4 +1,4 @@
-import type { Database } from '../data/database.js';
+import type { Database } from '../db/database.js';
 import type { Dispatcher, EventTransport, NamedSubscription } from '../events/dispatcher.js';
 import type { DomainEvent } from '../events/events.js';
 import { silentLogger, type Logger } from '../logging/logger.js';
@@ -91,7 +91,10 @@ export class EventBroker implements EventTransport, OutboxWriter {
   }
 
   /** @internal */
-  async write(query: (sql: string, params: readonly unknown[]) => Promise<unknown>, events: readonly DomainEvent[]): Promise<void> {
+  async write(
+    query: (sql: string, params: readonly unknown[]) => Promise<unknown>,
+    events: readonly DomainEvent[],
+  ): Promise<void> {
     const records = events.map((event) => this.records.get(event) ?? toOutboxRecord(event).record);
     for (const { sql, params } of insertStatements(this.db, records)) await query(sql, params);
   }
@@ -137,12 +140,19 @@ export class EventBroker implements EventTransport, OutboxWriter {
     this.logger = logger;
     // Read-only when `core migrate` has run: a database user without DDL rights can still start.
     const created = (await pendingCoreMigrations(this.db)).length > 0 ? await applyCoreMigrations(this.db) : [];
-    if (created.length > 0) logger.info({ migrations: created }, `created Core's tables (${created.join(', ')}); \`core migrate\` does so ahead of time`);
+    if (created.length > 0)
+      logger.info(
+        { migrations: created },
+        `created Core's tables (${created.join(', ')}); \`core migrate\` does so ahead of time`,
+      );
     this.state = 'started';
     for (const consumer of this.consumers.values()) consumer.start();
     this.link.start();
     this.relay.start();
-    logger.info({ stream: this.names.eventsStream, handlers: [...this.consumers.keys()] }, 'events go through the outbox to the broker');
+    logger.info(
+      { stream: this.names.eventsStream, handlers: [...this.consumers.keys()] },
+      'events go through the outbox to the broker',
+    );
   }
 
   /** Stops the consumers (a running handler finishes), then the relay, then the connection. Pending rows stay for the next start. */
@@ -180,7 +190,11 @@ const brokers = new WeakMap<Dispatcher, EventBroker>();
  * Attaches an event broker for `db` to `dispatcher` (replacing one it had), and makes it `db`'s outbox.
  * Returns it, or detaches it and returns undefined when `events.url` is unset.
  */
-export function attachEventBroker(dispatcher: Dispatcher, db: Database, options: EventBrokerOptions): EventBroker | undefined {
+export function attachEventBroker(
+  dispatcher: Dispatcher,
+  db: Database,
+  options: EventBrokerOptions,
+): EventBroker | undefined {
   detachEventBroker(dispatcher);
   if (!options.events.url) return undefined;
   const broker = new EventBroker(db, dispatcher, options);

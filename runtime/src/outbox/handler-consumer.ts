@@ -123,7 +123,9 @@ export class HandlerConsumer {
     }
     const max = this.settings.maxAttempts;
     if (attempt > max) {
-      const reason = new Error(`delivered ${attempt} times without an answer (the process running the handler may have died, or the handler outlived EVENTS_ACK_WAIT_S)`);
+      const reason = new Error(
+        `delivered ${attempt} times without an answer (the process running the handler may have died, or the handler outlived EVENTS_ACK_WAIT_S)`,
+      );
       await this.deadLetter(message, event, attempt, reason);
       return;
     }
@@ -141,7 +143,10 @@ export class HandlerConsumer {
         const delay = this.retryDelay(attempt);
         this.stats.retried++;
         message.nak(delay);
-        this.logger().warn({ err, handler: this.subscription.name, event: event.name, eventId: event.id, attempt, retryInMs: delay }, 'event handler failed; retrying');
+        this.logger().warn(
+          { err, handler: this.subscription.name, event: event.name, eventId: event.id, attempt, retryInMs: delay },
+          'event handler failed; retrying',
+        );
       }
     } finally {
       clearInterval(keepAlive);
@@ -154,7 +159,12 @@ export class HandlerConsumer {
   }
 
   /** Copies the message to the handler's dead-letter subject, then terminates it; if that copy fails, retries later. */
-  private async deadLetter(message: JsMsg, event: { id: string; name: string } | undefined, attempt: number, err: unknown): Promise<void> {
+  private async deadLetter(
+    message: JsMsg,
+    event: { id: string; name: string } | undefined,
+    attempt: number,
+    err: unknown,
+  ): Promise<void> {
     const reason = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 500);
     const headers = this.link.module.headers();
     headers.set('Core-Handler', this.subscription.name);
@@ -173,7 +183,10 @@ export class HandlerConsumer {
       );
     } catch (publishErr) {
       message.nak(this.retryDelay(attempt));
-      this.logger().error({ err: publishErr, handler: this.subscription.name }, 'event handler: could not dead-letter an event; it is delivered again later');
+      this.logger().error(
+        { err: publishErr, handler: this.subscription.name },
+        'event handler: could not dead-letter an event; it is delivered again later',
+      );
     }
   }
 

@@ -5,3 +5,4 @@ export { EventRefusedError, MAX_EVENT_BYTES } from './message.js';
 export { brokerNames } from './names.js';
 export type { BrokerNames } from './names.js';
 export type { RelayStats } from './relay.js';
+export { registerDbEventDispatcher, type RegisterDbEventDispatcherOptions } from './register.js';

@@ -39,7 +39,9 @@ export function toOutboxRecord(event: DomainEvent): { event: DomainEvent; record
   }
   const id = event.id ?? randomUUID();
   if (typeof id !== 'string' || id.length === 0 || id.length > 100) {
-    throw new EventRefusedError(`Event "${name}": an id must be a string of 1 to 100 characters (a UUID is given when there is none).`);
+    throw new EventRefusedError(
+      `Event "${name}": an id must be a string of 1 to 100 characters (a UUID is given when there is none).`,
+    );
   }
   const occurredAt = new Date();
   const stamped: DomainEvent = { ...event, id, occurredAt: occurredAt.toISOString() };
@@ -47,7 +49,9 @@ export function toOutboxRecord(event: DomainEvent): { event: DomainEvent; record
   try {
     body = JSON.stringify({ id, name, occurred_at: stamped.occurredAt, payload: event.payload ?? null }, jsonValue);
   } catch (err) {
-    throw new EventRefusedError(`Event "${name}": its payload cannot be written as JSON (${(err as Error).message}).`, { cause: err });
+    throw new EventRefusedError(`Event "${name}": its payload cannot be written as JSON (${(err as Error).message}).`, {
+      cause: err,
+    });
   }
   const bytes = Buffer.byteLength(body);
   if (bytes > MAX_EVENT_BYTES) {
@@ -66,7 +70,10 @@ function jsonValue(_key: string, value: unknown): unknown {
 
 /** A message body back to the event handlers see; throws on a body that is not one of ours. */
 export function fromMessageBody(data: Uint8Array): DomainEvent & { id: string; occurredAt: string } {
-  const parsed = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as Record<string, unknown>;
+  const parsed = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as Record<
+    string,
+    unknown
+  >;
   const { id, name, occurred_at: occurredAt, payload } = parsed ?? {};
   if (typeof id !== 'string' || typeof name !== 'string' || typeof occurredAt !== 'string') {
     throw new Error('not an event message: expected JSON { id, name, occurred_at, payload }');

@@ -3,7 +3,15 @@
  * the broker is down: they wait in the outbox), reconnects for ever, and after every (re)connect makes
  * sure the streams exist before it reports itself ready.
  */
-import type { ConsumerConfig, JetStreamClient, JetStreamManager, MsgHdrs, NatsConnection, PubAck, StreamConfig } from 'nats';
+import type {
+  ConsumerConfig,
+  JetStreamClient,
+  JetStreamManager,
+  MsgHdrs,
+  NatsConnection,
+  PubAck,
+  StreamConfig,
+} from 'nats';
 import type { Logger } from '../logging/logger.js';
 import type { EventsSettings } from '../settings/events-settings.js';
 import type { BrokerNames } from './names.js';
@@ -140,7 +148,8 @@ export class NatsLink {
         return;
       } catch (err) {
         // Logged once per outage: the loop retries every second.
-        if (!warned) this.options.logger().warn({ err }, 'event broker unreachable; events wait in the outbox until it answers');
+        if (!warned)
+          this.options.logger().warn({ err }, 'event broker unreachable; events wait in the outbox until it answers');
         warned = true;
         await this.sleep(RETRY_MS);
       }
@@ -177,7 +186,12 @@ export class NatsLink {
         this.options.onReady();
         return;
       } catch (err) {
-        this.options.logger().error({ err }, 'event broker: could not set up the streams and consumers; retrying (is JetStream enabled on the server: nats-server -js?)');
+        this.options
+          .logger()
+          .error(
+            { err },
+            'event broker: could not set up the streams and consumers; retrying (is JetStream enabled on the server: nats-server -js?)',
+          );
         await this.sleep(RETRY_MS * 5);
       }
     }
@@ -194,7 +208,12 @@ export class NatsLink {
       max_age: maxAge,
       duplicate_window: nanos(settings.duplicateWindowS * 1000),
     });
-    await this.ensureStream({ name: names.dlqStream, subjects: [names.allDeadLetters], storage: StorageType.File, max_age: maxAge });
+    await this.ensureStream({
+      name: names.dlqStream,
+      subjects: [names.allDeadLetters],
+      storage: StorageType.File,
+      max_age: maxAge,
+    });
   }
 
   private async ensureStream(config: Partial<StreamConfig> & { name: string }): Promise<void> {

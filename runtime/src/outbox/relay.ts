@@ -123,7 +123,9 @@ export class OutboxRelay {
 
   private async publish(rows: readonly PendingRow[]): Promise<RowOutcome[]> {
     this.stats.publishAttempts += rows.length;
-    const settled = await Promise.allSettled(rows.map((row) => this.link.publish(this.names.subject(row.name), row.body, row.id)));
+    const settled = await Promise.allSettled(
+      rows.map((row) => this.link.publish(this.names.subject(row.name), row.body, row.id)),
+    );
     return settled.map((result) => {
       if (result.status === 'fulfilled') {
         this.stats.published++;

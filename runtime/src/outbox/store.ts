@@ -12,7 +12,7 @@
  *
  * Timestamps are `timestamptz` on PostgreSQL and epoch milliseconds on SQLite, as MikroORM stores them there.
  */
-import type { Database } from '../data/database.js';
+import type { Database } from '../db/database.js';
 import type { Logger } from '../logging/logger.js';
 import type { OutboxRecord } from './message.js';
 
@@ -34,7 +34,8 @@ export function insertStatements(db: Database, records: readonly OutboxRecord[])
   for (let at = 0; at < records.length; at += INSERT_CHUNK) {
     const chunk = records.slice(at, at + INSERT_CHUNK);
     const params: unknown[] = [];
-    for (const r of chunk) params.push(r.id, r.name, r.body, db.dialect === 'sqlite' ? r.occurredAt.getTime() : r.occurredAt);
+    for (const r of chunk)
+      params.push(r.id, r.name, r.body, db.dialect === 'sqlite' ? r.occurredAt.getTime() : r.occurredAt);
     statements.push({ sql: insertSql(db, chunk.length), params });
   }
   return statements;
@@ -108,7 +109,10 @@ class PgRelayStore implements RelayStore {
     private readonly logger: () => Logger,
   ) {}
 
-  async claim(limit: number, publish: (rows: readonly PendingRow[]) => Promise<readonly RowOutcome[]>): Promise<number> {
+  async claim(
+    limit: number,
+    publish: (rows: readonly PendingRow[]) => Promise<readonly RowOutcome[]>,
+  ): Promise<number> {
     const t = this.db.quote(OUTBOX_TABLE);
     const client = await this.connection();
     try {
@@ -121,9 +125,13 @@ class PgRelayStore implements RelayStore {
       if (pending.length > 0) {
         const outcomes = await publish(pending);
         const published = pending.filter((_row, i) => outcomes[i]!.ok).map((row) => row.seq);
-        if (published.length > 0) await client.query(`update ${t} set "published_at" = now() where "seq" = any($1::bigint[])`, [published]);
+        if (published.length > 0)
+          await client.query(`update ${t} set "published_at" = now() where "seq" = any($1::bigint[])`, [published]);
         for (const [error, seqs] of failures(pending, outcomes)) {
-          await client.query(`update ${t} set "attempts" = "attempts" + 1, "last_error" = $2 where "seq" = any($1::bigint[])`, [seqs, error]);
+          await client.query(
+            `update ${t} set "attempts" = "attempts" + 1, "last_error" = $2 where "seq" = any($1::bigint[])`,
+            [seqs, error],
+          );
         }
       }
       await client.query('commit');
@@ -207,10 +215,17 @@ class SqliteRelayStore implements RelayStore {
 
   constructor(private readonly db: Database) {}
 
-  async claim(limit: number, publish: (rows: readonly PendingRow[]) => Promise<readonly RowOutcome[]>): Promise<number> {
+  async claim(
+    limit: number,
+    publish: (rows: readonly PendingRow[]) => Promise<readonly RowOutcome[]>,
+  ): Promise<number> {
     const t = this.db.quote(OUTBOX_TABLE);
     const pending = await this.with(
-      (conn) => this.statement(conn, `select "seq", "id", "name", "body" from ${t} where "published_at" is null order by "seq" limit ?`).all(limit) as PendingRow[],
+      (conn) =>
+        this.statement(
+          conn,
+          `select "seq", "id", "name", "body" from ${t} where "published_at" is null order by "seq" limit ?`,
+        ).all(limit) as PendingRow[],
     );
     if (pending.length === 0) return 0;
     const outcomes = await publish(pending);
@@ -219,7 +234,10 @@ class SqliteRelayStore implements RelayStore {
       try {
         const now = Date.now();
         const mark = this.statement(conn, `update ${t} set "published_at" = ? where "seq" = ?`);
-        const fail = this.statement(conn, `update ${t} set "attempts" = "attempts" + 1, "last_error" = ? where "seq" = ?`);
+        const fail = this.statement(
+          conn,
+          `update ${t} set "attempts" = "attempts" + 1, "last_error" = ? where "seq" = ?`,
+        );
         pending.forEach((row, i) => {
           const outcome = outcomes[i]!;
           if (outcome.ok) mark.run(now, row.seq);
@@ -238,8 +256,10 @@ class SqliteRelayStore implements RelayStore {
     const t = this.db.quote(OUTBOX_TABLE);
     return this.with(
       (conn) =>
-        this.statement(conn, `delete from ${t} where "seq" in (select "seq" from ${t} where "published_at" < ? order by "published_at" limit ?)`).run(before.getTime(), limit)
-          .changes,
+        this.statement(
+          conn,
+          `delete from ${t} where "seq" in (select "seq" from ${t} where "published_at" < ? order by "published_at" limit ?)`,
+        ).run(before.getTime(), limit).changes,
     );
   }
 

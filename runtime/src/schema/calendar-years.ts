@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { DATE_TIME_YEARS_PATTERN, DATE_YEARS_PATTERN } from '../data/calendar.js';
+import { DATE_TIME_YEARS_PATTERN, DATE_YEARS_PATTERN } from '../model/calendar.js';
 
 const PATTERNS: Readonly<Record<string, string>> = { date: DATE_YEARS_PATTERN, 'date-time': DATE_TIME_YEARS_PATTERN };
 
@@ -20,7 +20,8 @@ function bound(node: unknown): unknown {
   if (!isRecord(node)) return node;
   const changes: Record<string, unknown> = {};
   const pattern = typeof node['format'] === 'string' ? PATTERNS[node['format']] : undefined;
-  if (pattern !== undefined && node['pattern'] === undefined && allowsString(node['type'])) changes['pattern'] = pattern;
+  if (pattern !== undefined && node['pattern'] === undefined && allowsString(node['type']))
+    changes['pattern'] = pattern;
   for (const keyword of ['anyOf', 'oneOf', 'allOf'] as const) {
     const branches = node[keyword];
     if (!Array.isArray(branches)) continue;
@@ -32,7 +33,10 @@ function bound(node: unknown): unknown {
     if (items !== node['items']) changes['items'] = items;
   }
   if (Object.keys(changes).length === 0) return node;
-  const copy = Object.create(Object.getPrototypeOf(node) as object, Object.getOwnPropertyDescriptors(node)) as Record<string, unknown>;
+  const copy = Object.create(Object.getPrototypeOf(node) as object, Object.getOwnPropertyDescriptors(node)) as Record<
+    string,
+    unknown
+  >;
   for (const [keyword, value] of Object.entries(changes)) {
     Object.defineProperty(copy, keyword, { value, enumerable: true, writable: true, configurable: true });
   }

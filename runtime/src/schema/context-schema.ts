@@ -72,10 +72,30 @@ export abstract class ContextSchema {
    * Restricted fields are pruned before validation and unknown keys dropped, silently.
    * @throws ValidationError (422) when the body is not an object or fails validation.
    */
-  static parse<S extends SchemaDefinition>(this: S, input: unknown, ctx?: CoreContext, options?: { mode?: 'create' | 'replace' }): SchemaInput<S>;
-  static parse<S extends SchemaDefinition>(this: S, input: unknown, ctx: CoreContext | undefined, options: { mode: 'patch' }): SchemaPatch<S>;
-  static parse<S extends SchemaDefinition>(this: S, input: unknown, ctx: CoreContext | undefined, options: { mode: ParseMode }): SchemaInput<S> | SchemaPatch<S>;
-  static parse(this: SchemaDefinition, input: unknown, ctx: CoreContext = getContext(), options: { mode?: ParseMode } = {}): unknown {
+  static parse<S extends SchemaDefinition>(
+    this: S,
+    input: unknown,
+    ctx?: CoreContext,
+    options?: { mode?: 'create' | 'replace' },
+  ): SchemaInput<S>;
+  static parse<S extends SchemaDefinition>(
+    this: S,
+    input: unknown,
+    ctx: CoreContext | undefined,
+    options: { mode: 'patch' },
+  ): SchemaPatch<S>;
+  static parse<S extends SchemaDefinition>(
+    this: S,
+    input: unknown,
+    ctx: CoreContext | undefined,
+    options: { mode: ParseMode },
+  ): SchemaInput<S> | SchemaPatch<S>;
+  static parse(
+    this: SchemaDefinition,
+    input: unknown,
+    ctx: CoreContext = getContext(),
+    options: { mode?: ParseMode } = {},
+  ): unknown {
     return parseInput(describeSchema(this), input, ctx.restrictedFields, checkMode(options.mode)).data;
   }
 
@@ -108,7 +128,11 @@ export abstract class ContextSchema {
   /** Masks rows into new plain objects (same rules and date writing as `serializer`). */
   static mask<S extends SchemaDefinition>(this: S, value: readonly unknown[], ctx?: CoreContext): MaskedOutput<S>[];
   static mask<S extends SchemaDefinition>(this: S, value: object | null, ctx?: CoreContext): MaskedOutput<S> | null;
-  static mask<S extends SchemaDefinition>(this: S, value: unknown, ctx?: CoreContext): MaskedOutput<S> | MaskedOutput<S>[] | null;
+  static mask<S extends SchemaDefinition>(
+    this: S,
+    value: unknown,
+    ctx?: CoreContext,
+  ): MaskedOutput<S> | MaskedOutput<S>[] | null;
   static mask(this: SchemaDefinition, value: unknown, ctx: CoreContext = getContext()): unknown {
     return maskWithPlan(plan(describeSchema(this), ctx), value);
   }
@@ -119,11 +143,17 @@ export abstract class ContextSchema {
    * `x-relations` on output schemas with relations. `mode: 'patch'` documents a PATCH body (nothing
    * required). The result is cached and frozen.
    */
-  static jsonSchema(this: SchemaDefinition, ctx: CoreContext = getContext(), options: { mode?: ParseMode } = {}): IntrospectedSchema {
+  static jsonSchema(
+    this: SchemaDefinition,
+    ctx: CoreContext = getContext(),
+    options: { mode?: ParseMode } = {},
+  ): IntrospectedSchema {
     const info = describeSchema(this);
     const scope = restrictionScope(info, ctx.restrictedFields);
     const patch = checkMode(options.mode) === 'patch';
-    return documents.get(info, `${patch ? 'patch' : 'full'}|${scope.key}`, () => introspect(plan(info, ctx).root, { patch }));
+    return documents.get(info, `${patch ? 'patch' : 'full'}|${scope.key}`, () =>
+      introspect(plan(info, ctx).root, { patch }),
+    );
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { jsonProblem, textProblem, type ValueProblem } from '../data/value-checks.js';
+import { jsonProblem, textProblem, type ValueProblem } from '../model/value-checks.js';
 import { ValidationError, type ErrorDetail } from '../errors.js';
 import { ArtifactCache } from './artifact-cache.js';
 import { restrictionScope, visibility, type RestrictionScope } from './restriction-scope.js';
@@ -52,7 +52,12 @@ function buildInputPlan(info: SchemaInfo, scope: RestrictionScope, patch: boolea
  *    request was invalid all the same.
  * The result is a new object (nested values are shared with `input`, which is otherwise left as is).
  */
-export function parseInput(info: SchemaInfo, input: unknown, restricted: ReadonlySet<string>, mode: ParseMode): { data: Record<string, unknown>; absent: string[] } {
+export function parseInput(
+  info: SchemaInfo,
+  input: unknown,
+  restricted: ReadonlySet<string>,
+  mode: ParseMode,
+): { data: Record<string, unknown>; absent: string[] } {
   if (!isRecord(input)) {
     throw new ValidationError(`The request body must be a JSON object with the fields of ${info.title}.`, [
       { path: '', message: `must be an object; received ${kindOf(input)}`, reason: 'type' },
@@ -66,9 +71,13 @@ export function parseInput(info: SchemaInfo, input: unknown, restricted: Readonl
   const unstorable = unstorableText(data);
   if (mode !== 'patch') Value.Default(plan.schema, data);
   if (!plan.validator.Check(data)) {
-    throw new ValidationError(`The request body does not match ${info.title}; see details.`, [...toErrorDetails(plan.validator.Errors(data)), ...unstorable]);
+    throw new ValidationError(`The request body does not match ${info.title}; see details.`, [
+      ...toErrorDetails(plan.validator.Errors(data)),
+      ...unstorable,
+    ]);
   }
-  if (unstorable.length > 0) throw new ValidationError(`The request body holds text the database cannot store; see details.`, unstorable);
+  if (unstorable.length > 0)
+    throw new ValidationError(`The request body holds text the database cannot store; see details.`, unstorable);
   const absent = mode === 'patch' ? [] : plan.writable.filter((name) => data[name] === undefined);
   return { data, absent };
 }

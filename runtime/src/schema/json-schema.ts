@@ -41,7 +41,8 @@ function collapseUnion(node: Json): Json {
   const rest = branches.filter((b) => !isNull(b));
   if (rest.length === 0) return node;
 
-  const literals = rest.every((b) => 'const' in b && typeof b['type'] === 'string') && new Set(rest.map((b) => b['type'])).size === 1;
+  const literals =
+    rest.every((b) => 'const' in b && typeof b['type'] === 'string') && new Set(rest.map((b) => b['type'])).size === 1;
   if (literals) {
     const type = rest[0]!['type'] as string;
     const values = rest.map((b) => b['const']);

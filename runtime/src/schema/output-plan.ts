@@ -52,7 +52,10 @@ export function planOutput(root: SchemaInfo, scope: RestrictionScope): OutputPla
 
     const seen = visibility(info, kept, scope);
     const node: OutputNode = {
-      id: uniqueId(usedIds, kept.length === 0 ? info.title : `${info.title}@${kept.map((h) => `${h.namespace}.${h.name}`).join('+')}`),
+      id: uniqueId(
+        usedIds,
+        kept.length === 0 ? info.title : `${info.title}@${kept.map((h) => `${h.namespace}.${h.name}`).join('+')}`,
+      ),
       info,
       fields: seen.fields.map((name) => {
         const fragment = toJsonSchema(info.properties[name]!);

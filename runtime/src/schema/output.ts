@@ -36,7 +36,7 @@ export function compileSerializer(plan: OutputPlan): Serializer {
     if (!Array.isArray(value)) return write(value);
     let json = '[';
     for (let i = 0; i < value.length; i++) json += (i === 0 ? '' : ',') + write(value[i]);
-    return json + ']';
+    return `${json}]`;
   };
 }
 
@@ -44,7 +44,9 @@ function nodeSchema(node: OutputNode): Json {
   const properties: Json = {};
   for (const field of node.fields) properties[field.name] = toSerializerSchema(field.fragment);
   for (const relation of node.relations) {
-    properties[relation.name] = relation.many ? { type: 'array', items: { $ref: ref(relation.node) } } : { $ref: ref(relation.node) };
+    properties[relation.name] = relation.many
+      ? { type: 'array', items: { $ref: ref(relation.node) } }
+      : { $ref: ref(relation.node) };
   }
   // `nullable`, not `type: ['object', 'null']`: fast-json-stringify copies a multi-type schema per type,
   // which defeats its recursion guard, so a cycle of to-one relations (users ↔ profiles) would overflow.

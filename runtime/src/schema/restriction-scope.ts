@@ -17,7 +17,12 @@ export interface RestrictionScope {
   readonly maxNames: number;
 }
 
-const EMPTY_SCOPE: RestrictionScope = Object.freeze({ entries: Object.freeze([]) as readonly string[], set: new Set<string>(), key: '', maxNames: 0 });
+const EMPTY_SCOPE: RestrictionScope = Object.freeze({
+  entries: Object.freeze([]) as readonly string[],
+  set: new Set<string>(),
+  key: '',
+  maxNames: 0,
+});
 
 interface ScopeCache {
   /** Fast path: contexts built from the same policy usually share their Set instance. */
@@ -73,7 +78,8 @@ function entryApplies(root: SchemaInfo, entry: string): boolean {
 
 function resolves(info: SchemaInfo, names: readonly string[], i: number): boolean {
   const name = names[i]!;
-  if (i === names.length - 1) return info.properties[name] !== undefined || info.relations.has(name) || info.fkOfRelation.has(name);
+  if (i === names.length - 1)
+    return info.properties[name] !== undefined || info.relations.has(name) || info.fkOfRelation.has(name);
   const relation = info.relations.get(name);
   return relation !== undefined && resolves(relation.target(), names, i + 1);
 }
@@ -91,7 +97,8 @@ export interface Visibility {
  */
 export function visibility(info: SchemaInfo, hops: readonly PathHop[], scope: RestrictionScope): Visibility {
   if (scope.entries.length === 0) return { fields: info.fieldNames, relations: [...info.relations.keys()] };
-  const restricted = (name: string): boolean => isPathRestricted(scope.set, [...hops, { namespace: info.namespace, name }]);
+  const restricted = (name: string): boolean =>
+    isPathRestricted(scope.set, [...hops, { namespace: info.namespace, name }]);
   const hiddenFields = new Set(info.fieldNames.filter(restricted));
   const hiddenRelations = new Set<string>();
   for (const [relation, fk] of info.fkOfRelation) {

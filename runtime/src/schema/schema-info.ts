@@ -44,14 +44,21 @@ export function describeSchema(schema: SchemaDefinition): SchemaInfo {
 function readSchema(schema: SchemaDefinition): SchemaInfo {
   const title = schema.name || 'anonymous schema';
   if (typeof schema.__model__ !== 'string' || schema.__model__ === '') {
-    throw new Error(`${title} has no static __model__: set it to the permission namespace (the table name), e.g. \`static override readonly __model__ = 'tasks'\`.`);
+    throw new Error(
+      `${title} has no static __model__: set it to the permission namespace (the table name), e.g. \`static override readonly __model__ = 'tasks'\`.`,
+    );
   }
   const fields = schema.fields as unknown;
   if (!isRecord(fields) || fields['type'] !== 'object' || !isRecord(fields['properties'])) {
-    throw new Error(`${title}.fields must be a TypeBox object schema (\`Type.Object({ … })\`); received ${kindOf(fields)}.`);
+    throw new Error(
+      `${title}.fields must be a TypeBox object schema (\`Type.Object({ … })\`); received ${kindOf(fields)}.`,
+    );
   }
   const properties = Object.fromEntries(
-    Object.entries(fields['properties'] as Record<string, TSchema>).map(([name, property]) => [name, withCalendarYears(property)]),
+    Object.entries(fields['properties'] as Record<string, TSchema>).map(([name, property]) => [
+      name,
+      withCalendarYears(property),
+    ]),
   );
   const fieldNames = Object.keys(properties);
   const required = new Set(Array.isArray(fields['required']) ? (fields['required'] as string[]) : []);
@@ -63,7 +70,9 @@ function readSchema(schema: SchemaDefinition): SchemaInfo {
       throw new Error(`${title}: relation "${name}" has the same name as a field; rename one of them.`);
     }
     if (!isRecord(spec) || typeof spec.schema !== 'function') {
-      throw new Error(`${title}.relations.${name} must be \`{ schema: () => OtherSchema, many: boolean, foreignKey? }\`; received ${kindOf(spec)}.`);
+      throw new Error(
+        `${title}.relations.${name} must be \`{ schema: () => OtherSchema, many: boolean, foreignKey? }\`; received ${kindOf(spec)}.`,
+      );
     }
     if (spec.foreignKey !== undefined) {
       requireField(title, properties, spec.foreignKey, `relations.${name}.foreignKey`);
@@ -75,17 +84,35 @@ function readSchema(schema: SchemaDefinition): SchemaInfo {
     requireField(title, properties, fk, `foreignKeys.${fk}`);
     const declared = fkOfRelation.get(relation);
     if (declared !== undefined && declared !== fk) {
-      throw new Error(`${title}: relation "${relation}" has foreign key "${declared}" in relations and "${fk}" in foreignKeys; keep one.`);
+      throw new Error(
+        `${title}: relation "${relation}" has foreign key "${declared}" in relations and "${fk}" in foreignKeys; keep one.`,
+      );
     }
     fkOfRelation.set(relation, fk);
   }
   const relationOfFk = new Map<string, string>();
   for (const [relation, fk] of fkOfRelation) relationOfFk.set(fk, relation);
 
-  return { id: nextId++, title, namespace: schema.__model__, fieldNames, properties, required, relations, fkOfRelation, relationOfFk };
+  return {
+    id: nextId++,
+    title,
+    namespace: schema.__model__,
+    fieldNames,
+    properties,
+    required,
+    relations,
+    fkOfRelation,
+    relationOfFk,
+  };
 }
 
-function makeRelation(owner: string, name: string, thunk: () => SchemaDefinition, many: boolean, foreignKey: string | undefined): RelationInfo {
+function makeRelation(
+  owner: string,
+  name: string,
+  thunk: () => SchemaDefinition,
+  many: boolean,
+  foreignKey: string | undefined,
+): RelationInfo {
   let target: SchemaInfo | undefined;
   return {
     name,
@@ -95,7 +122,9 @@ function makeRelation(owner: string, name: string, thunk: () => SchemaDefinition
       if (target) return target;
       const schema = thunk();
       if (typeof schema !== 'function' || !('fields' in schema)) {
-        throw new Error(`${owner}.relations.${name}.schema() must return a ContextSchema class; received ${kindOf(schema)}.`);
+        throw new Error(
+          `${owner}.relations.${name}.schema() must return a ContextSchema class; received ${kindOf(schema)}.`,
+        );
       }
       target = describeSchema(schema);
       return target;
@@ -121,7 +150,9 @@ export function reachableSchemas(root: SchemaInfo): readonly SchemaInfo[] {
 
 function requireField(title: string, properties: Record<string, TSchema>, field: string, where: string): void {
   if (!Object.hasOwn(properties, field)) {
-    throw new Error(`${title}.${where} names "${field}", which is not one of its fields (${Object.keys(properties).join(', ') || 'none'}).`);
+    throw new Error(
+      `${title}.${where} names "${field}", which is not one of its fields (${Object.keys(properties).join(', ') || 'none'}).`,
+    );
   }
 }
 

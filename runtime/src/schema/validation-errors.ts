@@ -27,7 +27,10 @@ export function toErrorDetails(errors: readonly TLocalizedValidationError[]): Er
     }
   };
   const emit = (error: TLocalizedValidationError): void => {
-    if (error.keyword !== 'required') return push(error.instancePath, error.message, error.keyword);
+    if (error.keyword !== 'required') {
+      push(error.instancePath, error.message, error.keyword);
+      return;
+    }
     const missing = (error.params as { requiredProperties?: unknown }).requiredProperties;
     for (const name of Array.isArray(missing) ? missing : []) {
       push(`${error.instancePath}/${escapePointer(String(name))}`, 'is required', 'required');
@@ -42,7 +45,9 @@ export function toErrorDetails(errors: readonly TLocalizedValidationError[]): Er
     }
     const branches = errors.filter((e) => inside(e, error));
     // A branch "nearly matched" when it failed on something other than the value's type at this spot.
-    const near = branches.filter((b) => !isUnion(b) && (b.instancePath !== error.instancePath || (b.keyword !== 'type' && b.keyword !== 'const')));
+    const near = branches.filter(
+      (b) => !isUnion(b) && (b.instancePath !== error.instancePath || (b.keyword !== 'type' && b.keyword !== 'const')),
+    );
     if (near.length > 0) {
       near.forEach(emit);
       continue;
@@ -53,7 +58,8 @@ export function toErrorDetails(errors: readonly TLocalizedValidationError[]): Er
       if (b.instancePath !== error.instancePath) continue;
       const branch = b.schemaPath.slice(error.schemaPath.length).split('/').slice(0, 3).join('/');
       const list = alternatives.get(branch) ?? [];
-      if (b.keyword === 'const') list.splice(0, list.length, JSON.stringify((b.params as { allowedValue?: unknown }).allowedValue));
+      if (b.keyword === 'const')
+        list.splice(0, list.length, JSON.stringify((b.params as { allowedValue?: unknown }).allowedValue));
       else if (b.keyword === 'type' && !list.some((x) => x.startsWith('"'))) {
         const t = (b.params as { type?: unknown }).type;
         list.push(...(Array.isArray(t) ? t.map(String) : [String(t)]));
@@ -63,7 +69,8 @@ export function toErrorDetails(errors: readonly TLocalizedValidationError[]): Er
     const all = [...alternatives.values()].flat();
     const options = [...new Set(all)];
     if (options.length === 0) push(error.instancePath, error.message, error.keyword);
-    else push(error.instancePath, `must be ${options.join(' or ')}`, all.some((x) => x.startsWith('"')) ? 'enum' : 'type');
+    else
+      push(error.instancePath, `must be ${options.join(' or ')}`, all.some((x) => x.startsWith('"')) ? 'enum' : 'type');
   }
   return details;
 }

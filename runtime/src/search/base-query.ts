@@ -1,6 +1,6 @@
-import type { Database } from '../data/database.js';
-import type { Row } from '../data/types.js';
-import type { Base } from '../data/base.js';
+import type { Database } from '../db/database.js';
+import type { Row } from '../model/types.js';
+import type { Base } from '../model/base.js';
 import type { SearchLimits } from './limits.js';
 import { materializeRows } from './row-loader.js';
 import type { CompiledShape } from './shape-compiler.js';
@@ -24,10 +24,13 @@ export interface BaseQueryInit {
 }
 
 function checkFragment(method: string, sql: string, params: readonly unknown[]): void {
-  if (typeof sql !== 'string' || sql.trim() === '') throw new Error(`BaseQuery.${method} needs an SQL fragment, received ${JSON.stringify(sql)}`);
+  if (typeof sql !== 'string' || sql.trim() === '')
+    throw new Error(`BaseQuery.${method} needs an SQL fragment, received ${JSON.stringify(sql)}`);
   const n = countPlaceholders(sql);
   if (n !== params.length) {
-    throw new Error(`BaseQuery.${method}: the fragment has ${n} '?' placeholders but ${params.length} params were given; they must match (write no literal '?')`);
+    throw new Error(
+      `BaseQuery.${method}: the fragment has ${n} '?' placeholders but ${params.length} params were given; they must match (write no literal '?')`,
+    );
   }
 }
 
@@ -85,13 +88,15 @@ export class BaseQuery<M extends Base = Base> {
 
   /** At most `n` rows; `null` removes the limit. */
   limit(n: number | null): this {
-    if (n !== null && (!Number.isSafeInteger(n) || n < 0)) throw new Error(`BaseQuery.limit needs an integer of 0 or more, received ${String(n)}`);
+    if (n !== null && (!Number.isSafeInteger(n) || n < 0))
+      throw new Error(`BaseQuery.limit needs an integer of 0 or more, received ${String(n)}`);
     this.limitValue = n ?? undefined;
     return this;
   }
 
   offset(n: number): this {
-    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`BaseQuery.offset needs an integer of 0 or more, received ${String(n)}`);
+    if (!Number.isSafeInteger(n) || n < 0)
+      throw new Error(`BaseQuery.offset needs an integer of 0 or more, received ${String(n)}`);
     this.offsetValue = n === 0 ? undefined : n;
     return this;
   }
@@ -124,7 +129,8 @@ export class BaseQuery<M extends Base = Base> {
     sql += ` order by ${[...this.orders.map((o) => o.sql), shape.sort.orderBy].join(', ')}`;
     if (this.limitValue !== undefined) sql += ' limit ?';
     // SQLite accepts OFFSET only after a LIMIT; -1 means none.
-    if (this.offsetValue !== undefined) sql += this.limitValue === undefined && this.db.dialect === 'sqlite' ? ' limit -1 offset ?' : ' offset ?';
+    if (this.offsetValue !== undefined)
+      sql += this.limitValue === undefined && this.db.dialect === 'sqlite' ? ' limit -1 offset ?' : ' offset ?';
     if (plain) shape.statements.set(mode, sql);
     return { sql, params };
   }
@@ -138,6 +144,8 @@ export class BaseQuery<M extends Base = Base> {
   /** @internal Raw rows, for the engine's pagination (it needs the sort values of the last row). */
   async fetchRaw(): Promise<Record<string, unknown>[]> {
     const { sql, params } = this.toSQL();
-    return this.db.selectSync<Record<string, unknown>>(sql, params) ?? this.db.select<Record<string, unknown>>(sql, params);
+    return (
+      this.db.selectSync<Record<string, unknown>>(sql, params) ?? this.db.select<Record<string, unknown>>(sql, params)
+    );
   }
 }

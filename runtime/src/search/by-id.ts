@@ -1,10 +1,10 @@
 import type { CoreContext } from '../context/context.js';
-import type { Database } from '../data/database.js';
-import { coerceValue } from './codecs.js';
-import { describeValue, invalid } from './issues.js';
+import type { Database } from '../db/database.js';
+import { coerceValue } from '../model/codecs.js';
+import { describeValue, invalid } from '../model/issues.js';
 import { qualified } from './joins.js';
 import { limitsKey, type SearchLimits } from './limits.js';
-import type { ColumnInfo, ModelInfo } from './model-info.js';
+import type { ColumnInfo, ModelInfo } from '../model/model-info.js';
 import { analyzeIncludes } from './request-shape.js';
 import { materializeRows } from './row-loader.js';
 import { compiledShape, restrictionKey } from './shape-compiler.js';
@@ -17,11 +17,18 @@ const INTEGER_TEXT = /^-?\d{1,15}$/;
  * also accepts a string of digits. Throws ValidationError at `path` — an id that cannot exist never
  * reaches the database (on PostgreSQL an invalid uuid would be a server error).
  */
-export function coerceId(pk: ColumnInfo, id: unknown, path: string, db: Database, limits: Readonly<SearchLimits>): unknown {
+export function coerceId(
+  pk: ColumnInfo,
+  id: unknown,
+  path: string,
+  db: Database,
+  limits: Readonly<SearchLimits>,
+): unknown {
   if (pk.kind === 'number') {
     const n = typeof id === 'string' && INTEGER_TEXT.test(id) ? Number(id) : id;
     // Through coerceValue for the column's range: PostgreSQL fails on an id its column cannot hold.
-    if (typeof n === 'number' && Number.isSafeInteger(n)) return coerceValue(pk, n, path, db.dialect, limits.maxStringLength, false);
+    if (typeof n === 'number' && Number.isSafeInteger(n))
+      return coerceValue(pk, n, path, db.dialect, limits.maxStringLength, false);
     throw invalid(path, `expected an integer id, received ${describeValue(id)}`, 'invalid_value');
   }
   if (pk.kind === 'string' && (typeof id !== 'string' || id === '')) {
@@ -61,17 +68,20 @@ export async function readByIds(
   });
   const restricted = ctx.restrictedFields;
   // The shape compiles (and checks) the includes even when there is nothing to read.
-  const shape = compiledShape(`B${JSON.stringify(refs.map((r) => r.path))}|${restrictionKey(restricted)}|${limitsKey(limits)}`, {
-    db,
-    info,
-    restricted,
-    limits,
-    handlers: new Map(),
-    filters: [],
-    leaves: [],
-    sort: [],
-    include: refs,
-  });
+  const shape = compiledShape(
+    `B${JSON.stringify(refs.map((r) => r.path))}|${restrictionKey(restricted)}|${limitsKey(limits)}`,
+    {
+      db,
+      info,
+      restricted,
+      limits,
+      handlers: new Map(),
+      filters: [],
+      leaves: [],
+      sort: [],
+      include: refs,
+    },
+  );
   if (wanted.size === 0) return [];
 
   const values = [...wanted.values()];
@@ -87,11 +97,14 @@ export async function readByIds(
       shape.statements.set(mode, sql);
     }
     const params = padValues(chunk, size);
-    rows.push(...(db.selectSync<Record<string, unknown>>(sql, params) ?? (await db.select<Record<string, unknown>>(sql, params))));
+    rows.push(
+      ...(db.selectSync<Record<string, unknown>>(sql, params) ??
+        (await db.select<Record<string, unknown>>(sql, params))),
+    );
   }
   const items = await materializeRows(db, shape.plan, rows, limits);
   const byKey = new Map<string, Record<string, unknown>>();
-  rows.forEach((row, i) => byKey.set(keyString(info.pk, row[shape.plan.pkAlias]), items[i]!));
+  for (const [i, row] of rows.entries()) byKey.set(keyString(info.pk, row[shape.plan.pkAlias]), items[i]!);
   const out: Record<string, unknown>[] = [];
   for (const key of wanted.keys()) {
     const item = byKey.get(key);

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hash, hkdfSync, randomFillSync, timingSafeEqual } from 'node:crypto';
 import type { ValidationError } from '../errors.js';
-import { invalid } from './issues.js';
+import { invalid } from '../model/issues.js';
 import type { FilterGroup, FilterNode } from './search-request.js';
 import type { CompiledShape } from './shape-compiler.js';
 
@@ -87,7 +87,8 @@ export class CursorCodec {
   /** A cursor for `payload`: signed, or sealed when `seal` (a value in it is hidden from the caller). */
   encode(payload: CursorPayload, options: { seal?: boolean } = {}): string {
     const { binding } = payload;
-    if (binding.length > 255 || Buffer.byteLength(binding) !== binding.length) throw new Error('a cursor binding is at most 255 ASCII characters');
+    if (binding.length > 255 || Buffer.byteLength(binding) !== binding.length)
+      throw new Error('a cursor binding is at most 255 ASCII characters');
     const values = JSON.stringify(payload.values);
     // A signed cursor is written in place after room for its header; a sealed one's body is encrypted.
     const header = options.seal ? 0 : SIGNED_HEADER;
@@ -198,7 +199,8 @@ export class CursorCodec {
 
 /** The 6-bit value of each base64url character by its code, -1 for every other character. */
 const SEXTETS = new Int8Array(128).fill(-1);
-for (const [i, char] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].entries()) SEXTETS[char.charCodeAt(0)] = i;
+for (const [i, char] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].entries())
+  SEXTETS[char.charCodeAt(0)] = i;
 
 /**
  * Decodes `token` into `out` (room for 3 bytes per 4 characters) and returns the byte count, or -1 if
@@ -256,7 +258,11 @@ function jsonPayload(body: Buffer): CursorPayload | null {
 }
 
 function badCursor(path: string): ValidationError {
-  return invalid(path, 'the cursor is not valid (it was changed, or issued by another server); start again from the first page', 'invalid_cursor');
+  return invalid(
+    path,
+    'the cursor is not valid (it was changed, or issued by another server); start again from the first page',
+    'invalid_cursor',
+  );
 }
 
 /** Bindings of unfiltered requests: they depend only on the shape (its model and sort). */
@@ -277,7 +283,10 @@ export function cursorBinding(shape: CompiledShape, filters: readonly FilterNode
 }
 
 function bindingOf(shape: CompiledShape, filters: string): string {
-  return hash('sha256', `${shape.info.className}\n${shape.sort.signature}\n${filters}`, 'base64url').slice(0, BINDING_CHARS);
+  return hash('sha256', `${shape.info.className}\n${shape.sort.signature}\n${filters}`, 'base64url').slice(
+    0,
+    BINDING_CHARS,
+  );
 }
 
 /**
@@ -324,7 +333,9 @@ function valueText(value: unknown): string {
       const json = (value as { toJSON?: () => unknown }).toJSON;
       if (typeof json === 'function') return valueText(json.call(value));
       const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+      const keys = Object.keys(obj)
+        .filter((k) => obj[k] !== undefined)
+        .sort();
       return `{${keys.map((k) => `${JSON.stringify(k)}:${valueText(obj[k])}`).join(',')}}`;
     }
     default:

@@ -1,14 +1,23 @@
 import { isPathRestricted } from '../context/restrictions.js';
-import type { Database, Dialect } from '../data/database.js';
-import { coerceValue, type ValueKind } from './codecs.js';
-import { describeValue, forbidden, invalid } from './issues.js';
+import type { Database, Dialect } from '../db/database.js';
+import { coerceValue, type ValueKind } from '../model/codecs.js';
+import { describeValue, forbidden, invalid } from '../model/issues.js';
 import { JoinGraph, qualified, toManySource } from './joins.js';
 import type { SearchLimits } from './limits.js';
-import type { ColumnInfo, ModelInfo, RelationInfo } from './model-info.js';
-import { resolveFieldPath } from './paths.js';
+import type { ColumnInfo, ModelInfo, RelationInfo } from '../model/model-info.js';
+import { resolveFieldPath } from '../model/paths.js';
 import { valueTag, type LeafRef } from './request-shape.js';
 import type { FilterNode, FilterOperator } from './search-request.js';
-import { AliasAllocator, bucketSize, escapeGlob, escapeLike, hasDanglingEscape, likeToGlob, padValues, placeholders } from './sql-text.js';
+import {
+  type AliasAllocator,
+  bucketSize,
+  escapeGlob,
+  escapeLike,
+  hasDanglingEscape,
+  likeToGlob,
+  padValues,
+  placeholders,
+} from './sql-text.js';
 
 /** A custom filter field's SQL: a boolean expression with `?` placeholders and their values. */
 export interface SqlFragment {
@@ -73,7 +82,11 @@ const STRING_OPS: ReadonlySet<FilterOperator> = new Set(['like', 'ilike', 'conta
  * same depth-first order as `analyzeRequest` collected them, so slot `leaf` indexes `leaves`.
  * Returns an empty list when there is nothing to filter.
  */
-export function compileFilters(scope: FilterScope, filters: readonly FilterNode[], leaves: readonly LeafRef[]): WherePiece[] {
+export function compileFilters(
+  scope: FilterScope,
+  filters: readonly FilterNode[],
+  leaves: readonly LeafRef[],
+): WherePiece[] {
   const counter = { next: 0 };
   const out: WherePiece[] = [];
   filters.forEach((node, i) => {
@@ -83,7 +96,13 @@ export function compileFilters(scope: FilterScope, filters: readonly FilterNode[
   return out;
 }
 
-function compileNode(scope: FilterScope, node: FilterNode, leaves: readonly LeafRef[], counter: { next: number }, out: WherePiece[]): void {
+function compileNode(
+  scope: FilterScope,
+  node: FilterNode,
+  leaves: readonly LeafRef[],
+  counter: { next: number },
+  out: WherePiece[],
+): void {
   if (node.op === 'and' || node.op === 'or') {
     const items = (node as { items: FilterNode[] }).items;
     if (items.length === 0) {
@@ -107,11 +126,18 @@ function compileLeaf(scope: FilterScope, ref: LeafRef, index: number, out: Where
   const { field } = ref.node;
   const handler = scope.handlers.get(field);
   if (handler) {
-    if (isPathRestricted(scope.restricted, [{ namespace: scope.root.namespace, name: field }])) throw forbidden(`${ref.path}.field`, field);
+    if (isPathRestricted(scope.restricted, [{ namespace: scope.root.namespace, name: field }]))
+      throw forbidden(`${ref.path}.field`, field);
     out.push('(', { kind: 'handler', leaf: index, field, handler }, ')');
     return;
   }
-  const resolved = resolveFieldPath(scope.root, field, `${ref.path}.field`, scope.limits.maxPathDepth, scope.restricted);
+  const resolved = resolveFieldPath(
+    scope.root,
+    field,
+    `${ref.path}.field`,
+    scope.limits.maxPathDepth,
+    scope.restricted,
+  );
   const condition = leafCondition(scope, resolved.column, ref, index);
   emitOnPath(scope, scope.joins, scope.rootAlias, scope.root, resolved.relations, 0, out, condition);
 }
@@ -144,13 +170,18 @@ function emitOnPath(
   const inner = new JoinGraph(scope.db, scope.aliases, 'e');
   const body: WherePiece[] = [];
   emitOnPath(scope, inner, source.alias, rel.target(), relations, end + 1, body, condition);
-  const joins = inner.clauses.length > 0 ? ' ' + inner.clauses.join(' ') : '';
+  const joins = inner.clauses.length > 0 ? ` ${inner.clauses.join(' ')}` : '';
   const link = `${source.parentKey} = ${qualified(joined, scope.db.quote(source.sourceColumn))}`;
   out.push(`exists (select 1 from ${source.from}${joins} where ${link} and `, ...body, ')');
 }
 
 /** The SQL of one leaf against a column, as a function of the alias the column is read from. */
-function leafCondition(scope: FilterScope, column: ColumnInfo, ref: LeafRef, index: number): (alias: string) => WherePiece[] {
+function leafCondition(
+  scope: FilterScope,
+  column: ColumnInfo,
+  ref: LeafRef,
+  index: number,
+): (alias: string) => WherePiece[] {
   const { op, value, field } = ref.node;
   const { db, limits } = scope;
   const dialect = db.dialect;
@@ -158,7 +189,11 @@ function leafCondition(scope: FilterScope, column: ColumnInfo, ref: LeafRef, ind
   const tag = valueTag(op, value);
   const col = (alias: string) => qualified(alias, column.quoted);
   const unsupported = (what: string) =>
-    invalid(`${ref.path}.op`, `'${op}' does not apply to ${field} (${column.kind} column): ${what}`, 'invalid_operator');
+    invalid(
+      `${ref.path}.op`,
+      `'${op}' does not apply to ${field} (${column.kind} column): ${what}`,
+      'invalid_operator',
+    );
   const wrongValue = (expected: string) =>
     invalid(valuePath, `'${op}' on ${field} expects ${expected}, received ${describeValue(value)}`, 'invalid_value');
   const scalar = (checkEnum: boolean): BindSlot => ({
@@ -186,7 +221,9 @@ function leafCondition(scope: FilterScope, column: ColumnInfo, ref: LeafRef, ind
       const slot = scalar(true);
       if (op === 'eq') return (a) => [`${col(a)} = `, slot];
       // `ne` keeps rows whose column is null ("not bob" includes "nobody"), as `is distinct from` would.
-      return column.nullable ? (a) => [`(${col(a)} <> `, slot, ` or ${col(a)} is null)`] : (a) => [`${col(a)} <> `, slot];
+      return column.nullable
+        ? (a) => [`(${col(a)} <> `, slot, ` or ${col(a)} is null)`]
+        : (a) => [`${col(a)} <> `, slot];
     }
     case 'gt':
     case 'gte':
@@ -213,7 +250,11 @@ function leafCondition(scope: FilterScope, column: ColumnInfo, ref: LeafRef, ind
         bind: (v, p) => {
           const list = (v as unknown[]).map((item, i) => {
             if (item === null || typeof item === 'object') {
-              throw invalid(`${p}[${i}]`, `expected a scalar, received ${describeValue(item)} (use isnull for nulls)`, 'invalid_value');
+              throw invalid(
+                `${p}[${i}]`,
+                `expected a scalar, received ${describeValue(item)} (use isnull for nulls)`,
+                'invalid_value',
+              );
             }
             return coerceValue(column, item, `${p}[${i}]`, dialect, limits.maxStringLength, true);
           });
@@ -221,7 +262,9 @@ function leafCondition(scope: FilterScope, column: ColumnInfo, ref: LeafRef, ind
         },
       };
       if (op === 'in') return (a) => [`${col(a)} in `, slot];
-      return column.nullable ? (a) => [`(${col(a)} not in `, slot, ` or ${col(a)} is null)`] : (a) => [`${col(a)} not in `, slot];
+      return column.nullable
+        ? (a) => [`(${col(a)} not in `, slot, ` or ${col(a)} is null)`]
+        : (a) => [`${col(a)} not in `, slot];
     }
     default:
       return stringCondition(scope, column, ref, index, op, tag, col, unsupported, wrongValue);
@@ -259,7 +302,12 @@ function stringCondition(
     case 'like':
       bind = (v, p) => {
         const pattern = text(v, p);
-        if (hasDanglingEscape(pattern)) throw invalid(p, 'the pattern ends with a lone \\ that escapes nothing; write \\\\ for a backslash', 'invalid_value');
+        if (hasDanglingEscape(pattern))
+          throw invalid(
+            p,
+            'the pattern ends with a lone \\ that escapes nothing; write \\\\ for a backslash',
+            'invalid_value',
+          );
         return [sqlite ? likeToGlob(pattern) : pattern];
       };
       break;

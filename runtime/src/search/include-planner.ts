@@ -1,10 +1,10 @@
 import type { PathHop } from '../context/restrictions.js';
-import type { Database } from '../data/database.js';
-import type { Decoder } from './codecs.js';
+import type { Database } from '../db/database.js';
+import type { Decoder } from '../model/codecs.js';
 import { JoinGraph, qualified, toManySource } from './joins.js';
 import type { SearchLimits } from './limits.js';
-import type { ModelInfo, RelationInfo } from './model-info.js';
-import { isColumnRestricted, resolveRelationPath } from './paths.js';
+import type { ModelInfo, RelationInfo } from '../model/model-info.js';
+import { isColumnRestricted, resolveRelationPath } from '../model/paths.js';
 import type { IncludeRef } from './request-shape.js';
 import { AliasAllocator } from './sql-text.js';
 
@@ -119,26 +119,45 @@ export function planObject(scope: IncludeScope, target: PlanTarget, select: stri
       continue;
     }
     const childAlias = target.graph.toOne(alias, [rel]);
-    const child = { model: rel.target(), hops: childHops, alias: childAlias, graph: target.graph, tree: node.children, top: false };
+    const child = {
+      model: rel.target(),
+      hops: childHops,
+      alias: childAlias,
+      graph: target.graph,
+      tree: node.children,
+      top: false,
+    };
     joined.push({ key: name, plan: planObject(scope, child, select) });
   }
   return { columns, pkAlias, joined, loaders };
 }
 
 /** One statement for a to-many relation of many parents, its own nested to-one includes joined into it. */
-function planLoader(scope: IncludeScope, parent: ModelInfo, rel: RelationInfo, hops: readonly PathHop[], node: IncludeNode): LoaderPlan {
+function planLoader(
+  scope: IncludeScope,
+  parent: ModelInfo,
+  rel: RelationInfo,
+  hops: readonly PathHop[],
+  node: IncludeNode,
+): LoaderPlan {
   const { db } = scope;
   const aliases = new AliasAllocator();
   const graph = new JoinGraph(db, aliases, 'j');
   const source = toManySource(db, rel, parent, aliases, 'l');
   if (source.sourceColumn !== parent.pk.column) {
-    throw new Error(`${parent.className}.${rel.name} refers to ${source.sourceColumn}, not the primary key; Core's loaders need the primary key`);
+    throw new Error(
+      `${parent.className}.${rel.name} refers to ${source.sourceColumn}, not the primary key; Core's loaders need the primary key`,
+    );
   }
   const target = rel.target();
   const select: string[] = [];
-  const plan = planObject(scope, { model: target, hops, alias: source.alias, graph, tree: node.children, top: true }, select);
+  const plan = planObject(
+    scope,
+    { model: target, hops, alias: source.alias, graph, tree: node.children, top: true },
+    select,
+  );
   select.push(`${source.parentKey} as ${db.quote(PARENT_KEY)}`);
-  const joins = graph.clauses.length > 0 ? ' ' + graph.clauses.join(' ') : '';
+  const joins = graph.clauses.length > 0 ? ` ${graph.clauses.join(' ')}` : '';
   return {
     key: rel.name,
     path: node.path,

@@ -1,7 +1,7 @@
 export { BaseQuery, type BaseQueryInit, type KeysetBinding } from './base-query.js';
 export { CursorCodec, type CursorPayload } from './cursor.js';
 export type { FieldHandler, FieldHandlerContext, SqlFragment } from './filter-compiler.js';
-export type { IssueReason } from './issues.js';
+export type { IssueReason } from '../model/issues.js';
 export { DEFAULT_SEARCH_LIMITS, resolveSearchLimits, type SearchLimits } from './limits.js';
 export { ModelReader, type ListParams, type ModelReaderOptions, type ReadOptions } from './model-reader.js';
 export { SearchEngine, type SearchEngineOptions } from './search-engine.js';

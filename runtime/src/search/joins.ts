@@ -1,5 +1,5 @@
-import type { Database } from '../data/database.js';
-import type { ModelInfo, RelationInfo } from './model-info.js';
+import type { Database } from '../db/database.js';
+import type { ModelInfo, RelationInfo } from '../model/model-info.js';
 import type { AliasAllocator } from './sql-text.js';
 
 /** `alias.column`, with the column quoted for the dialect (aliases are generated, `[a-z]+\d+`). */
@@ -61,7 +61,12 @@ export function toManySource(
   const alias = aliases.next(prefix);
   const join = rel.join;
   if (join.type === 'remote') {
-    return { from: `${target.quotedTable} ${alias}`, alias, parentKey: qualified(alias, db.quote(join.targetColumn)), sourceColumn: join.sourceColumn };
+    return {
+      from: `${target.quotedTable} ${alias}`,
+      alias,
+      parentKey: qualified(alias, db.quote(join.targetColumn)),
+      sourceColumn: join.sourceColumn,
+    };
   }
   if (join.type === 'pivot') {
     const pivot = aliases.next('p');

@@ -67,7 +67,8 @@ export function resolveSearchLimits(partial: Partial<SearchLimits> = {}): Readon
   let empty = true;
   for (const name in partial) {
     if ((partial as Record<string, unknown>)[name] === undefined) continue;
-    if (!(name in DEFAULT_SEARCH_LIMITS)) throw new Error(`Unknown search limit "${name}": use one of ${LIMIT_NAMES.join(', ')}`);
+    if (!(name in DEFAULT_SEARCH_LIMITS))
+      throw new Error(`Unknown search limit "${name}": use one of ${LIMIT_NAMES.join(', ')}`);
     empty = false;
   }
   if (empty) return DEFAULT_SEARCH_LIMITS;
@@ -82,7 +83,9 @@ export function resolveSearchLimits(partial: Partial<SearchLimits> = {}): Readon
     limits[name] = value;
   }
   if (limits.defaultLimit > limits.maxLimit) {
-    throw new Error(`Search limit defaultLimit (${limits.defaultLimit}) is above maxLimit (${limits.maxLimit}): lower it or raise maxLimit`);
+    throw new Error(
+      `Search limit defaultLimit (${limits.defaultLimit}) is above maxLimit (${limits.maxLimit}): lower it or raise maxLimit`,
+    );
   }
   return share(limits);
 }

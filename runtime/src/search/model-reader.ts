@@ -1,11 +1,11 @@
 import { getContext } from '../context/context.js';
-import type { Base, ModelClass } from '../data/base.js';
-import type { Database } from '../data/database.js';
-import type { Page, PageParams, Row } from '../data/types.js';
+import type { Base, ModelClass } from '../model/base.js';
+import type { Database } from '../db/database.js';
+import type { Page, PageParams, Row } from '../model/types.js';
 import { readByIds } from './by-id.js';
-import { describeValue, invalid } from './issues.js';
+import { describeValue, invalid } from '../model/issues.js';
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './limits.js';
-import { modelInfo, type ModelInfo } from './model-info.js';
+import { modelInfo, type ModelInfo } from '../model/model-info.js';
 import { SearchEngine } from './search-engine.js';
 import type { FilterNode, SearchRequest, SortRule } from './search-request.js';
 
@@ -46,7 +46,8 @@ export class ModelReader<M extends Base = Base> {
     options: ModelReaderOptions = {},
   ) {
     const maxLimit = options.maxLimit ?? options.limits?.maxLimit ?? DEFAULT_SEARCH_LIMITS.maxLimit;
-    const defaultLimit = options.defaultLimit ?? options.limits?.defaultLimit ?? Math.min(DEFAULT_SEARCH_LIMITS.defaultLimit, maxLimit);
+    const defaultLimit =
+      options.defaultLimit ?? options.limits?.defaultLimit ?? Math.min(DEFAULT_SEARCH_LIMITS.defaultLimit, maxLimit);
     this.engine = new SearchEngine(db, model, {
       ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
       limits: { ...options.limits, maxLimit, defaultLimit },
@@ -66,8 +67,17 @@ export class ModelReader<M extends Base = Base> {
    * call with a ValidationError naming it (`ids[3]`) before any SQL.
    */
   async getByIds(ids: readonly unknown[], options: ReadOptions = {}): Promise<Row<M>[]> {
-    if (!Array.isArray(ids)) throw invalid('ids', `expected an array of ids, received ${describeValue(ids)}`, 'invalid_request');
-    return (await readByIds(this.db, this.info, ids, options.include, getContext(), this.engine.limits, false)) as Row<M>[];
+    if (!Array.isArray(ids))
+      throw invalid('ids', `expected an array of ids, received ${describeValue(ids)}`, 'invalid_request');
+    return (await readByIds(
+      this.db,
+      this.info,
+      ids,
+      options.include,
+      getContext(),
+      this.engine.limits,
+      false,
+    )) as Row<M>[];
   }
 
   /** A page of rows: the list endpoint's reader (same rules as `search`). */

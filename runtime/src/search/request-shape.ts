@@ -1,5 +1,5 @@
 import type { ValidationError } from '../errors.js';
-import { describeValue, invalid } from './issues.js';
+import { describeValue, invalid } from '../model/issues.js';
 import type { SearchLimits } from './limits.js';
 import {
   FILTER_OPERATORS,
@@ -67,24 +67,44 @@ function missing(path: string, key: string, what: string): ValidationError {
 export function analyzeRequest(request: unknown, options: AnalyzeOptions): AnalyzedRequest {
   const body = request ?? {};
   if (!isObject(body)) {
-    throw invalid('body', `expected a search object { filters, include, sort, limit, offset, cursor }, received ${describeValue(body)}`, 'invalid_request');
+    throw invalid(
+      'body',
+      `expected a search object { filters, include, sort, limit, offset, cursor }, received ${describeValue(body)}`,
+      'invalid_request',
+    );
   }
   for (const key of Object.keys(body)) {
     if (!REQUEST_KEYS.has(key) && body[key] !== undefined) {
-      throw invalid(key, `unknown key '${key}'; a search request has filters, include, sort, limit, offset and cursor`, 'invalid_request');
+      throw invalid(
+        key,
+        `unknown key '${key}'; a search request has filters, include, sort, limit, offset and cursor`,
+        'invalid_request',
+      );
     }
   }
   const { limits } = options;
   const walker = new FilterWalker(options);
   const filters = body.filters ?? [];
-  if (!Array.isArray(filters)) throw invalid('filters', `expected an array of filter nodes, received ${describeValue(filters)}`, 'invalid_request');
+  if (!Array.isArray(filters))
+    throw invalid(
+      'filters',
+      `expected an array of filter nodes, received ${describeValue(filters)}`,
+      'invalid_request',
+    );
   const filterKey = filters.map((node, i) => walker.node(node, `filters[${i}]`, 0)).join(',');
 
   const sort = analyzeSort(body.sort, limits);
   const include = analyzeIncludes(body.include, 'include', limits);
   const limit = body.limit;
-  if (limit !== undefined && (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > limits.maxLimit)) {
-    throw invalid('limit', `expected an integer from 1 to ${limits.maxLimit}, received ${describeValue(limit)}`, 'invalid_limit');
+  if (
+    limit !== undefined &&
+    (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > limits.maxLimit)
+  ) {
+    throw invalid(
+      'limit',
+      `expected an integer from 1 to ${limits.maxLimit}, received ${describeValue(limit)}`,
+      'invalid_limit',
+    );
   }
   const offset = body.offset;
   if (offset !== undefined && (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0)) {
@@ -95,7 +115,11 @@ export function analyzeRequest(request: unknown, options: AnalyzeOptions): Analy
     throw invalid('cursor', 'expected the next_cursor string of a previous page', 'invalid_cursor');
   }
   if (cursor !== undefined && offset !== undefined) {
-    throw invalid('cursor', 'send either offset or cursor, not both: a cursor already says where the page starts', 'invalid_request');
+    throw invalid(
+      'cursor',
+      'send either offset or cursor, not both: a cursor already says where the page starts',
+      'invalid_request',
+    );
   }
   return {
     key: `F[${filterKey}]S[${sort.map((r) => `${JSON.stringify(r.field)}:${r.order}`).join(',')}]I${JSON.stringify(include.map((i) => i.path))}`,
@@ -118,26 +142,47 @@ class FilterWalker {
   node(node: unknown, path: string, depth: number): string {
     const { limits, maxDepth } = this.options;
     if (!isObject(node)) {
-      throw invalid(path, `expected a filter { field, op, value } or a group { op: 'and' | 'or', items }, received ${describeValue(node)}`, 'invalid_request');
+      throw invalid(
+        path,
+        `expected a filter { field, op, value } or a group { op: 'and' | 'or', items }, received ${describeValue(node)}`,
+        'invalid_request',
+      );
     }
     if (++this.count > limits.maxFilterNodes) {
-      throw invalid(path, `the request has more than ${limits.maxFilterNodes} filter nodes; combine values with 'in' or split the search`, 'too_many_filters');
+      throw invalid(
+        path,
+        `the request has more than ${limits.maxFilterNodes} filter nodes; combine values with 'in' or split the search`,
+        'too_many_filters',
+      );
     }
     const op = node.op;
     if (op === undefined) {
-      throw missing(path, 'op', node.items !== undefined ? "a group's op is 'and' or 'or'" : `a filter is { field, op, value } with op one of ${FILTER_OPERATORS.join(', ')}`);
+      throw missing(
+        path,
+        'op',
+        node.items !== undefined
+          ? "a group's op is 'and' or 'or'"
+          : `a filter is { field, op, value } with op one of ${FILTER_OPERATORS.join(', ')}`,
+      );
     }
     if (op === 'and' || op === 'or') {
       if (depth + 1 > maxDepth) {
         throw invalid(path, `groups nest ${depth + 1} levels deep here; the limit is ${maxDepth}`, 'max_depth');
       }
       const items = node.items;
-      if (items === undefined) throw missing(path, 'items', `a group { op: '${op}', items } needs the array of filters it combines`);
-      if (!Array.isArray(items)) throw invalid(`${path}.items`, `expected an array of filter nodes, received ${describeValue(items)}`, 'invalid_request');
+      if (items === undefined)
+        throw missing(path, 'items', `a group { op: '${op}', items } needs the array of filters it combines`);
+      if (!Array.isArray(items))
+        throw invalid(
+          `${path}.items`,
+          `expected an array of filter nodes, received ${describeValue(items)}`,
+          'invalid_request',
+        );
       return `${op}(${items.map((item, i) => this.node(item, `${path}.items[${i}]`, depth + 1)).join(',')})`;
     }
     if (typeof op !== 'string' || !OPERATORS.has(op)) {
-      const hint = node.items !== undefined ? "; a group's op is 'and' or 'or'" : `; use one of ${FILTER_OPERATORS.join(', ')}`;
+      const hint =
+        node.items !== undefined ? "; a group's op is 'and' or 'or'" : `; use one of ${FILTER_OPERATORS.join(', ')}`;
       throw invalid(`${path}.op`, `unknown operator ${describeValue(op)}${hint}`, 'unknown_operator');
     }
     const field = node.field;
@@ -147,7 +192,11 @@ class FilterWalker {
     }
     const value = node.value;
     if (Array.isArray(value) && value.length > limits.maxInList) {
-      throw invalid(`${path}.value`, `the list has ${value.length} values; the limit is ${limits.maxInList}`, 'too_many_values');
+      throw invalid(
+        `${path}.value`,
+        `the list has ${value.length} values; the limit is ${limits.maxInList}`,
+        'too_many_values',
+      );
     }
     this.leaves.push({ node: node as unknown as FilterLeaf, path });
     const handler = this.options.handlerId(field);
@@ -166,22 +215,32 @@ export function valueTag(op: FilterOperator, value: unknown): string {
   if (value === undefined) return 'u';
   if (Array.isArray(value)) return `a${bucketSize(value.length)}`;
   switch (typeof value) {
-    case 'string': return 's';
-    case 'number': return 'd';
-    case 'boolean': return 'b';
-    default: return 'o';
+    case 'string':
+      return 's';
+    case 'number':
+      return 'd';
+    case 'boolean':
+      return 'b';
+    default:
+      return 'o';
   }
 }
 
 function analyzeSort(sort: unknown, limits: Readonly<SearchLimits>): Required<SortRule>[] {
   if (sort === undefined) return [];
-  if (!Array.isArray(sort)) throw invalid('sort', `expected an array of { field, order }, received ${describeValue(sort)}`, 'invalid_request');
+  if (!Array.isArray(sort))
+    throw invalid('sort', `expected an array of { field, order }, received ${describeValue(sort)}`, 'invalid_request');
   if (sort.length > limits.maxSortKeys) {
-    throw invalid('sort', `the request sorts on ${sort.length} keys; the limit is ${limits.maxSortKeys}`, 'too_many_sort_keys');
+    throw invalid(
+      'sort',
+      `the request sorts on ${sort.length} keys; the limit is ${limits.maxSortKeys}`,
+      'too_many_sort_keys',
+    );
   }
   return sort.map((rule: unknown, i) => {
     const path = `sort[${i}]`;
-    if (!isObject(rule)) throw invalid(path, `expected { field, order }, received ${describeValue(rule)}`, 'invalid_request');
+    if (!isObject(rule))
+      throw invalid(path, `expected { field, order }, received ${describeValue(rule)}`, 'invalid_request');
     const { field, order = 'asc' } = rule;
     if (field === undefined) throw missing(path, 'field', 'the column or to-one relation path to sort on');
     if (typeof field !== 'string' || field === '' || field.length > MAX_NAME_LENGTH) {
@@ -203,15 +262,28 @@ export interface IncludeRef {
 /** Checks an include list; duplicates collapse onto their first occurrence. */
 export function analyzeIncludes(include: unknown, jsonPath: string, limits: Readonly<SearchLimits>): IncludeRef[] {
   if (include === undefined) return [];
-  if (!Array.isArray(include)) throw invalid(jsonPath, `expected an array of relation paths, received ${describeValue(include)}`, 'invalid_request');
+  if (!Array.isArray(include))
+    throw invalid(
+      jsonPath,
+      `expected an array of relation paths, received ${describeValue(include)}`,
+      'invalid_request',
+    );
   if (include.length > limits.maxIncludes) {
-    throw invalid(jsonPath, `the request includes ${include.length} paths; the limit is ${limits.maxIncludes}`, 'too_many_includes');
+    throw invalid(
+      jsonPath,
+      `the request includes ${include.length} paths; the limit is ${limits.maxIncludes}`,
+      'too_many_includes',
+    );
   }
   const seen = new Set<string>();
   const refs: IncludeRef[] = [];
   include.forEach((path: unknown, i) => {
     if (typeof path !== 'string' || path === '' || path.length > MAX_NAME_LENGTH) {
-      throw invalid(`${jsonPath}[${i}]`, `expected a relation path such as 'comments.author', received ${describeValue(path)}`, 'invalid_request');
+      throw invalid(
+        `${jsonPath}[${i}]`,
+        `expected a relation path such as 'comments.author', received ${describeValue(path)}`,
+        'invalid_request',
+      );
     }
     if (!seen.has(path)) {
       seen.add(path);

@@ -1,5 +1,5 @@
-import type { Database } from '../data/database.js';
-import { invalid } from './issues.js';
+import type { Database } from '../db/database.js';
+import { invalid } from '../model/issues.js';
 import type { SearchLimits } from './limits.js';
 import { PARENT_KEY, type LoaderPlan, type ObjectPlan } from './include-planner.js';
 import { bucketSize, padValues, placeholders } from './sql-text.js';
@@ -60,7 +60,12 @@ const CHUNK = 1000;
  * Turns fetched rows into output rows and runs the select-in loaders their includes need: one
  * statement per to-many include (per 1000 parents), level by level. Output order = row order.
  */
-export async function materializeRows(db: Database, plan: ObjectPlan, rows: readonly RawRow[], limits: Readonly<SearchLimits>): Promise<Output[]> {
+export async function materializeRows(
+  db: Database,
+  plan: ObjectPlan,
+  rows: readonly RawRow[],
+  limits: Readonly<SearchLimits>,
+): Promise<Output[]> {
   const pending = new PendingLoads();
   const out = new Array<Output>(rows.length);
   for (let i = 0; i < rows.length; i++) out[i] = materialize(rows[i]!, plan, pending);

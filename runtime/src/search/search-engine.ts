@@ -1,14 +1,14 @@
 import { getContext, type CoreContext } from '../context/context.js';
-import type { Base, ModelClass } from '../data/base.js';
-import type { Database } from '../data/database.js';
-import type { Page, Row } from '../data/types.js';
+import type { Base, ModelClass } from '../model/base.js';
+import type { Database } from '../db/database.js';
+import type { Page, Row } from '../model/types.js';
 import { BaseQuery, type KeysetBinding } from './base-query.js';
 import { CursorCodec, cursorBinding } from './cursor.js';
 import type { FieldHandler } from './filter-compiler.js';
-import { invalid } from './issues.js';
+import { invalid } from '../model/issues.js';
 import { buildKeyset, nullMask } from './keyset.js';
 import { limitsKey, resolveSearchLimits, type SearchLimits } from './limits.js';
-import { modelInfo, type ModelInfo } from './model-info.js';
+import { modelInfo, type ModelInfo } from '../model/model-info.js';
 import { analyzeRequest, type AnalyzedRequest, type AnalyzeOptions } from './request-shape.js';
 import { materializeRows } from './row-loader.js';
 import type { SearchRequest } from './search-request.js';
@@ -80,7 +80,8 @@ export class SearchEngine<M extends Base = Base> {
     options: SearchEngineOptions = {},
   ) {
     const maxDepth = options.maxDepth ?? 3;
-    if (!Number.isSafeInteger(maxDepth) || maxDepth < 0) throw new Error(`SearchEngine maxDepth must be an integer of 0 or more, got ${String(maxDepth)}`);
+    if (!Number.isSafeInteger(maxDepth) || maxDepth < 0)
+      throw new Error(`SearchEngine maxDepth must be an integer of 0 or more, got ${String(maxDepth)}`);
     this.maxDepth = maxDepth;
     this.limits = resolveSearchLimits(options.limits);
     this.limitsKey = limitsKey(this.limits);
@@ -185,8 +186,10 @@ export class SearchEngine<M extends Base = Base> {
     }
     const keys = shape.sort.keys;
     const values = payload.values;
-    const fits = values.length === keys.length && values.every((v, i) => (v === null ? keys[i]!.nullable : isCursorScalar(v)));
-    if (!fits) throw invalid('cursor', 'the cursor does not match this sort; start again without a cursor', 'cursor_mismatch');
+    const fits =
+      values.length === keys.length && values.every((v, i) => (v === null ? keys[i]!.nullable : isCursorScalar(v)));
+    if (!fits)
+      throw invalid('cursor', 'the cursor does not match this sort; start again without a cursor', 'cursor_mismatch');
     const mask = nullMask(values);
     let compiled = shape.keysets.get(mask);
     if (!compiled) shape.keysets.set(mask, (compiled = buildKeyset(keys, mask)));

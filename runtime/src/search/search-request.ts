@@ -2,7 +2,20 @@ import { Type, type Static } from 'typebox';
 
 /** Comparison operators of a filter leaf; nothing else ever reaches SQL. */
 export const FILTER_OPERATORS = [
-  'eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'like', 'ilike', 'contains', 'startswith', 'endswith', 'isnull',
+  'eq',
+  'ne',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'nin',
+  'like',
+  'ilike',
+  'contains',
+  'startswith',
+  'endswith',
+  'isnull',
 ] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
@@ -45,10 +58,15 @@ export interface SearchRequest {
 
 export const FilterLeafSchema = Type.Object(
   {
-    field: Type.String({ minLength: 1, description: 'Column, `<relation>_id`, relation dot-path or custom handler name' }),
+    field: Type.String({
+      minLength: 1,
+      description: 'Column, `<relation>_id`, relation dot-path or custom handler name',
+    }),
     op: Type.Enum(FILTER_OPERATORS),
     // Unknown on purpose: a typed union would let Ajv's type coercion rewrite the value (5 → "5").
-    value: Type.Optional(Type.Unknown({ description: 'A JSON scalar; an array of scalars for in/nin; a boolean for isnull' })),
+    value: Type.Optional(
+      Type.Unknown({ description: 'A JSON scalar; an array of scalars for in/nin; a boolean for isnull' }),
+    ),
   },
   { title: 'FilterLeaf' },
 );
@@ -82,7 +100,9 @@ export const SortRuleSchema = Type.Object(
 export const SearchRequestSchema = Type.Object(
   {
     filters: Type.Optional(Type.Array(FilterNodeSchema, { description: 'Combined with and' })),
-    include: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Relation paths to load, e.g. comments.author' })),
+    include: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'Relation paths to load, e.g. comments.author' }),
+    ),
     sort: Type.Optional(Type.Array(SortRuleSchema)),
     limit: Type.Optional(Type.Integer({ minimum: 1 })),
     offset: Type.Optional(Type.Integer({ minimum: 0 })),

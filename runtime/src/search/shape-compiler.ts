@@ -1,10 +1,10 @@
-import type { Database } from '../data/database.js';
+import type { Database } from '../db/database.js';
 import { compileFilters, type FieldHandler } from './filter-compiler.js';
 import { buildIncludeTree, planObject, type ObjectPlan } from './include-planner.js';
 import { JoinGraph, qualified } from './joins.js';
 import type { KeysetSql } from './keyset.js';
 import type { SearchLimits } from './limits.js';
-import type { ModelInfo } from './model-info.js';
+import type { ModelInfo } from '../model/model-info.js';
 import type { IncludeRef, LeafRef } from './request-shape.js';
 import type { FilterNode, SortRule } from './search-request.js';
 import { compileSort, type CompiledSort } from './sort-compiler.js';
@@ -82,7 +82,7 @@ function compileShape(input: ShapeInput): CompiledShape {
   const select: string[] = [];
   const plan = planObject(scope, { model: info, hops: [], alias: rootAlias, graph: joins, tree, top: true }, select);
   select.push(...sort.extraSelect);
-  const joinText = joins.clauses.length > 0 ? ' ' + joins.clauses.join(' ') : '';
+  const joinText = joins.clauses.length > 0 ? ` ${joins.clauses.join(' ')}` : '';
   return {
     info,
     rootAlias,

@@ -1,10 +1,10 @@
-import type { Database } from '../data/database.js';
-import { invalid } from './issues.js';
+import type { Database } from '../db/database.js';
+import { invalid } from '../model/issues.js';
 import type { JoinGraph } from './joins.js';
 import { qualified } from './joins.js';
 import type { SearchLimits } from './limits.js';
-import type { ModelInfo } from './model-info.js';
-import { isColumnRestricted, resolveFieldPath } from './paths.js';
+import type { ModelInfo } from '../model/model-info.js';
+import { isColumnRestricted, resolveFieldPath } from '../model/paths.js';
 import type { SortRule } from './search-request.js';
 
 /** One key of the ORDER BY, and where its value is found in a fetched row (for the next cursor). */
@@ -62,7 +62,11 @@ export function compileSort(scope: SortScope, rules: readonly Required<SortRule>
     const resolved = resolveFieldPath(root, rule.field, path, scope.limits.maxPathDepth, scope.restricted);
     const toMany = resolved.relations.find((r) => r.toMany);
     if (toMany) {
-      throw invalid(path, `'${rule.field}' goes through the to-many relation '${toMany.name}', which has no single value to sort by; sort on a column or a to-one path`, 'invalid_sort');
+      throw invalid(
+        path,
+        `'${rule.field}' goes through the to-many relation '${toMany.name}', which has no single value to sort by; sort on a column or a to-one path`,
+        'invalid_sort',
+      );
     }
     const { column } = resolved;
     if (column.kind === 'json' || column.kind === 'other') {
@@ -70,20 +74,33 @@ export function compileSort(scope: SortScope, rules: readonly Required<SortRule>
     }
     const alias = scope.joins.toOne(rootAlias, resolved.relations);
     const expr = qualified(alias, column.quoted);
-    if (seen.has(expr)) throw invalid(path, `'${rule.field}' is already a sort key; name each field once`, 'invalid_sort');
+    if (seen.has(expr))
+      throw invalid(path, `'${rule.field}' is already a sort key; name each field once`, 'invalid_sort');
     seen.add(expr);
     let valueAlias = column.key;
     if (resolved.relations.length > 0) {
       valueAlias = `__s${extraSelect.length}`;
       extraSelect.push(`${expr} as ${db.quote(valueAlias)}`);
     }
-    keys.push({ field: rule.field, desc: rule.order === 'desc', nullable: column.nullable || resolved.relations.length > 0, expr, alias: valueAlias });
+    keys.push({
+      field: rule.field,
+      desc: rule.order === 'desc',
+      nullable: column.nullable || resolved.relations.length > 0,
+      expr,
+      alias: valueAlias,
+    });
     if (resolved.relations.length === 0 && column.primary) unique = true;
   });
   // Explicit keys passed resolveFieldPath, which refuses restricted fields; the tiebreaker did not.
   let sealCursor = false;
   if (!unique) {
-    keys.push({ field: root.pk.key, desc: false, nullable: false, expr: qualified(rootAlias, root.pk.quoted), alias: root.pk.key });
+    keys.push({
+      field: root.pk.key,
+      desc: false,
+      nullable: false,
+      expr: qualified(rootAlias, root.pk.quoted),
+      alias: root.pk.key,
+    });
     sealCursor = isColumnRestricted(scope.restricted, [], root.namespace, root.pk);
   }
   return {

@@ -5,7 +5,7 @@
 
 /** Escapes `\`, `%` and `_` so a value matches literally inside a LIKE pattern with `escape '\'`. */
 export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => '\\' + c);
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /** Escapes GLOB's `*`, `?` and `[` so a value matches literally inside a SQLite GLOB pattern. */

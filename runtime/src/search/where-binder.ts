@@ -1,4 +1,4 @@
-import type { Database } from '../data/database.js';
+import type { Database } from '../db/database.js';
 import type { FieldHandlerContext, WherePiece } from './filter-compiler.js';
 import type { LeafRef } from './request-shape.js';
 import { countPlaceholders } from './sql-text.js';
@@ -34,7 +34,11 @@ export function finishWhere(pieces: readonly WherePiece[]): CompiledWhere {
  * (throwing ValidationError), and handlers produce their fragment. The SQL text is reused as is
  * unless a handler is involved.
  */
-export function bindWhere(where: CompiledWhere, leaves: readonly LeafRef[], env: HandlerEnv): { sql: string | null; params: unknown[] } {
+export function bindWhere(
+  where: CompiledWhere,
+  leaves: readonly LeafRef[],
+  env: HandlerEnv,
+): { sql: string | null; params: unknown[] } {
   const params: unknown[] = [];
   if (where.empty) return { sql: null, params };
   let text = where.sql === null ? '' : null;

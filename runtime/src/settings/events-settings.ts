@@ -47,7 +47,10 @@ export function readEventsSettings(read: (name: string) => string | undefined): 
 
 function parseEventsUrl(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  const servers = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const servers = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   for (const server of servers) {
     let url: URL | undefined;
     try {
@@ -57,7 +60,9 @@ function parseEventsUrl(raw: string | undefined): string | undefined {
     }
     // Not echoed: a NATS URL may hold a user name and password.
     if (!url || !['nats:', 'tls:'].includes(url.protocol) || url.hostname === '') {
-      throw new SettingsError('EVENTS_URL must be nats://host:port (or tls://), several separated by commas, e.g. nats://127.0.0.1:4222.');
+      throw new SettingsError(
+        'EVENTS_URL must be nats://host:port (or tls://), several separated by commas, e.g. nats://127.0.0.1:4222.',
+      );
     }
   }
   if (servers.length === 0) return undefined;
@@ -68,7 +73,9 @@ function attempts(raw: string | undefined): number {
   if (raw === undefined) return 5;
   const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= 1 && value <= 1000)) {
-    throw new SettingsError(`EVENTS_MAX_ATTEMPTS must be a whole number from 1 to 1000 (default 5); received ${JSON.stringify(raw)}.`);
+    throw new SettingsError(
+      `EVENTS_MAX_ATTEMPTS must be a whole number from 1 to 1000 (default 5); received ${JSON.stringify(raw)}.`,
+    );
   }
   return value;
 }
@@ -77,7 +84,9 @@ function seconds(name: string, raw: string | undefined, fallback: number, min: n
   if (raw === undefined) return fallback;
   const value = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= min)) {
-    throw new SettingsError(`${name} must be a number of seconds of at least ${min} (default ${fallback}); received ${JSON.stringify(raw)}.`);
+    throw new SettingsError(
+      `${name} must be a number of seconds of at least ${min} (default ${fallback}); received ${JSON.stringify(raw)}.`,
+    );
   }
   return value;
 }

@@ -27,19 +27,36 @@ export interface ShutdownSettings {
   readonly graceMs: number;
 }
 
-export const DATABASE_DEFAULTS: DatabaseSettings = Object.freeze({ poolMax: 10, poolTimeoutMs: 5000, statementTimeoutMs: 30_000 });
+export const DATABASE_DEFAULTS: DatabaseSettings = Object.freeze({
+  poolMax: 10,
+  poolTimeoutMs: 5000,
+  statementTimeoutMs: 30_000,
+});
 
 /** The `DATABASE_*` limits, from the same source as the other settings (environment first, then `.env`). */
 export function readDatabaseSettings(read: (name: string) => string | undefined): DatabaseSettings {
   return Object.freeze({
     poolMax: integer('DATABASE_POOL_MAX', read('DATABASE_POOL_MAX'), DATABASE_DEFAULTS.poolMax, 1, 1000),
-    poolTimeoutMs: integer('DATABASE_POOL_TIMEOUT_MS', read('DATABASE_POOL_TIMEOUT_MS'), DATABASE_DEFAULTS.poolTimeoutMs, 1),
-    statementTimeoutMs: integer('DATABASE_STATEMENT_TIMEOUT_MS', read('DATABASE_STATEMENT_TIMEOUT_MS'), DATABASE_DEFAULTS.statementTimeoutMs, 0),
+    poolTimeoutMs: integer(
+      'DATABASE_POOL_TIMEOUT_MS',
+      read('DATABASE_POOL_TIMEOUT_MS'),
+      DATABASE_DEFAULTS.poolTimeoutMs,
+      1,
+    ),
+    statementTimeoutMs: integer(
+      'DATABASE_STATEMENT_TIMEOUT_MS',
+      read('DATABASE_STATEMENT_TIMEOUT_MS'),
+      DATABASE_DEFAULTS.statementTimeoutMs,
+      0,
+    ),
   });
 }
 
 /** The `SHUTDOWN_*` settings; the delay defaults to 0 in development, where no load balancer waits. */
-export function readShutdownSettings(read: (name: string) => string | undefined, isDevelopment: boolean): ShutdownSettings {
+export function readShutdownSettings(
+  read: (name: string) => string | undefined,
+  isDevelopment: boolean,
+): ShutdownSettings {
   return Object.freeze({
     delayMs: integer('SHUTDOWN_DELAY_MS', read('SHUTDOWN_DELAY_MS'), isDevelopment ? 0 : 2000, 0),
     graceMs: integer('SHUTDOWN_GRACE_MS', read('SHUTDOWN_GRACE_MS'), 10_000, 0),
@@ -50,7 +67,9 @@ function integer(name: string, raw: string | undefined, fallback: number, min: n
   if (raw === undefined) return fallback;
   const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= min && value <= max)) {
-    throw new SettingsError(`${name} must be a whole number from ${min} to ${max} (default ${fallback}); received ${JSON.stringify(raw)}.`);
+    throw new SettingsError(
+      `${name} must be a whole number from ${min} to ${max} (default ${fallback}); received ${JSON.stringify(raw)}.`,
+    );
   }
   return value;
 }

@@ -5,7 +5,12 @@ import { inspect, parseEnv } from 'node:util';
 import type { Logger } from '../logging/logger.js';
 import type { LogLevel } from '../logging/setup.js';
 import { readEventsSettings, type EventsSettings } from './events-settings.js';
-import { readDatabaseSettings, readShutdownSettings, type DatabaseSettings, type ShutdownSettings } from './lifecycle-settings.js';
+import {
+  readDatabaseSettings,
+  readShutdownSettings,
+  type DatabaseSettings,
+  type ShutdownSettings,
+} from './lifecycle-settings.js';
 
 /**
  * The app's settings, read from the environment with `.env` in the project folder as
@@ -126,7 +131,10 @@ function readSecretKey(
       );
     }
     ephemeralKey ??= randomBytes(32).toString('hex');
-    warn(logger, 'SECRET_KEY is not set: using a random key for this process, so tokens stop working on restart. Set SECRET_KEY in .env.');
+    warn(
+      logger,
+      'SECRET_KEY is not set: using a random key for this process, so tokens stop working on restart. Set SECRET_KEY in .env.',
+    );
     return { secretKey: ephemeralKey, secretKeyIsEphemeral: true };
   }
   if (secretKey.length < MIN_SECRET_KEY_LENGTH) {
@@ -145,7 +153,9 @@ function readDotEnv(cwd: string): Record<string, string | undefined> {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new SettingsError(`Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'unknown error'}).`, { cause: error });
+    throw new SettingsError(`Cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'unknown error'}).`, {
+      cause: error,
+    });
   }
   return parseEnv(text);
 }
@@ -192,7 +202,19 @@ function hideSecret(settings: Settings): Settings {
 // Identity-provider tokens (`AUTH_*`) ---------------------------------------------------------------
 
 /** Algorithms a provider's key set may sign with: asymmetric only, since its keys are published. */
-export const PROVIDER_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+export const PROVIDER_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
 export type ProviderAlgorithm = (typeof PROVIDER_ALGORITHMS)[number];
 
 /**
@@ -237,7 +259,13 @@ export function loadAuthSettings(options: Omit<LoadSettingsOptions, 'logger'> = 
 }
 
 // These change who gets in or with which roles; without a key set they would be silently ignored.
-const PROVIDER_ONLY_SETTINGS = ['AUTH_ALGORITHMS', 'AUTH_ISSUER', 'AUTH_AUDIENCE', 'AUTH_ROLES_CLAIM', 'AUTH_SUBJECT_CLAIM'];
+const PROVIDER_ONLY_SETTINGS = [
+  'AUTH_ALGORITHMS',
+  'AUTH_ISSUER',
+  'AUTH_AUDIENCE',
+  'AUTH_ROLES_CLAIM',
+  'AUTH_SUBJECT_CLAIM',
+];
 
 function readAuthSettings(read: (name: string) => string | undefined, environment: string): AuthSettings {
   const jwksUrl = parseJwksUrl(read('AUTH_JWKS_URL'), environment);
@@ -275,7 +303,8 @@ function parseJwksUrl(raw: string | undefined, environment: string): string | un
     throw new SettingsError(`AUTH_JWKS_URL is not a URL (${example}); received ${JSON.stringify(raw)}.`);
   }
   // Not echoed: the value holds a password.
-  if (url.username !== '' || url.password !== '') throw new SettingsError('AUTH_JWKS_URL must not contain a user name or password; key sets are public.');
+  if (url.username !== '' || url.password !== '')
+    throw new SettingsError('AUTH_JWKS_URL must not contain a user name or password; key sets are public.');
   if (url.protocol === 'https:') return url.href;
   if (url.protocol === 'http:') {
     if (environment === 'development') return url.href;
@@ -290,26 +319,37 @@ function parseJwksUrl(raw: string | undefined, environment: string): string | un
 function parseAlgorithms(raw: string | undefined): readonly ProviderAlgorithm[] {
   if (raw === undefined) return Object.freeze<ProviderAlgorithm[]>(['RS256', 'ES256']);
   const algorithms: ProviderAlgorithm[] = [];
-  for (const name of raw.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+  for (const name of raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')) {
     const known = PROVIDER_ALGORITHMS.find((alg) => alg.toLowerCase() === name.toLowerCase());
     if (known !== undefined) {
       if (!algorithms.includes(known)) algorithms.push(known);
     } else if (/^hs\d+$/i.test(name)) {
       throw new SettingsError(
         `AUTH_ALGORITHMS cannot list ${name}: a provider's keys are public, so an HMAC key made of one would let anyone sign tokens. ` +
-          'To keep accepting HS256 tokens signed with SECRET_KEY beside the provider\'s, set AUTH_ALLOW_LOCAL_TOKENS=true.',
+          "To keep accepting HS256 tokens signed with SECRET_KEY beside the provider's, set AUTH_ALLOW_LOCAL_TOKENS=true.",
       );
     } else {
-      throw new SettingsError(`AUTH_ALGORITHMS lists ${JSON.stringify(name)}, which is not one of ${PROVIDER_ALGORITHMS.join(', ')}.`);
+      throw new SettingsError(
+        `AUTH_ALGORITHMS lists ${JSON.stringify(name)}, which is not one of ${PROVIDER_ALGORITHMS.join(', ')}.`,
+      );
     }
   }
-  if (algorithms.length === 0) throw new SettingsError(`AUTH_ALGORITHMS is empty; list some of ${PROVIDER_ALGORITHMS.join(', ')} (default RS256,ES256).`);
+  if (algorithms.length === 0)
+    throw new SettingsError(
+      `AUTH_ALGORITHMS is empty; list some of ${PROVIDER_ALGORITHMS.join(', ')} (default RS256,ES256).`,
+    );
   return Object.freeze(algorithms);
 }
 
 function parseList(raw: string | undefined): readonly string[] | undefined {
   if (raw === undefined) return undefined;
-  const items = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  const items = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
   return items.length === 0 ? undefined : Object.freeze(items);
 }
 
@@ -330,7 +370,11 @@ function parseClaimPath(name: string, raw: string): readonly string[] {
   } else {
     segments = text.split('.');
   }
-  if (!Array.isArray(segments) || segments.length === 0 || !segments.every((segment) => typeof segment === 'string' && segment !== '')) {
+  if (
+    !Array.isArray(segments) ||
+    segments.length === 0 ||
+    !segments.every((segment) => typeof segment === 'string' && segment !== '')
+  ) {
     throw new SettingsError(`${name} must be ${forms}; received ${JSON.stringify(raw)}.`);
   }
   return Object.freeze([...(segments as string[])]);
@@ -340,7 +384,9 @@ function parseSeconds(name: string, raw: string | undefined, fallback: number, m
   if (raw === undefined) return fallback;
   const seconds = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(seconds >= min)) {
-    throw new SettingsError(`${name} must be a number of seconds of at least ${min} (default ${fallback}); received ${JSON.stringify(raw)}.`);
+    throw new SettingsError(
+      `${name} must be a number of seconds of at least ${min} (default ${fallback}); received ${JSON.stringify(raw)}.`,
+    );
   }
   return seconds;
 }
@@ -360,7 +406,9 @@ function parseBoolean(name: string, raw: string | undefined, fallback: boolean):
  * code that is given no settings: `registerDbEventDispatcher` reads them this way, so existing apps
  * turn the outbox on by settings alone.
  */
-export function loadEventsSettings(options: Omit<LoadSettingsOptions, 'logger'> = {}): Pick<Settings, 'events' | 'projectName'> {
+export function loadEventsSettings(
+  options: Omit<LoadSettingsOptions, 'logger'> = {},
+): Pick<Settings, 'events' | 'projectName'> {
   const cwd = resolve(options.cwd ?? process.cwd());
   const env = options.env ?? process.env;
   const file = readDotEnv(cwd);

@@ -8,12 +8,10 @@ import {
   type TransactionEventArgs,
   type UnitOfWork as OrmUnitOfWork,
 } from '@mikro-orm/core';
-import { dbManager, type Database } from '../data/database.js';
-import { wireNameOf } from '../data/wire-names.js';
+import type { Database } from '../db/database.js';
+import { wireNameOf } from '../model/wire-names.js';
 import type { Dispatcher } from '../events/dispatcher.js';
 import type { EntityChange, EntityEvent } from '../events/events.js';
-import { attachEventBroker, detachEventBroker, eventBrokerOf } from '../outbox/event-broker.js';
-import { loadEventsSettings, type Settings } from '../settings/settings.js';
 import { setDefaultDispatcher, sinkFor } from './registry.js';
 import { rootTransaction } from './transaction.js';
 
@@ -106,7 +104,10 @@ class EntityEventBridge implements EventSubscriber {
     } catch (err) {
       // With an event broker the events go to the outbox first, in a transaction of their own; if that
       // fails, the flush has committed all the same and must not look failed.
-      this.db.logger.error({ err, events: events.map((e) => e.name) }, 'entity events of a committed flush could not be recorded in the outbox');
+      this.db.logger.error(
+        { err, events: events.map((e) => e.name) },
+        'entity events of a committed flush could not be recorded in the outbox',
+      );
     }
   }
 
@@ -127,25 +128,14 @@ class EntityEventBridge implements EventSubscriber {
 const bridges = new WeakMap<Database, EntityEventBridge>();
 
 /**
- * Forwards entity created/updated/deleted events of `db` to `dispatcher`, each after its transaction
- * commits and never after a rollback; works for units of work and for a plain `em.flush()` alike.
- * Also makes `dispatcher` the default dispatcher of `UnitOfWork.run` on `db`.
- *
- * Events are named `<table>.<created|updated|deleted>` (e.g. `tasks.created`) with the payload
- * `{ change, entity, table, primaryKey, changedFields }`: `changedFields` lists the fields written,
- * under their wire names as in the HTTP API (`title`, `project_id`, `label_ids`): every set field on
- * create, only the changed ones on update, a many-to-many key when its links changed, none on delete.
- * Rows removed by the database itself (`ON DELETE CASCADE`) are not reported, since the ORM never
- * sees them.
- *
- * Registering again for the same database replaces the dispatcher. Returns a function that
- * unregisters it (if it is still the registered one).
- *
- * With `EVENTS_URL` set, this also attaches an `EventBroker` to the dispatcher: the events of `db` go
- * through the transactional outbox to NATS JetStream, and handlers subscribed with a name receive
- * them from there (see `docs/events.md`). The kernel's lifespan starts and stops it.
+ * Sends `db`'s entity events to `dispatcher`, replacing the dispatcher registered before. Returns the
+ * one it replaced and a function that unregisters `dispatcher` (false if another one replaced it since).
+ * Apps call `registerDbEventDispatcher`, which also wires the event broker.
  */
-export function registerDbEventDispatcher(dispatcher: Dispatcher, db: Database = dbManager.db, options: RegisterDbEventDispatcherOptions = {}): () => void {
+export function bridgeEntityEvents(
+  dispatcher: Dispatcher,
+  db: Database,
+): { previous: Dispatcher | undefined; unregister: () => boolean } {
   let bridge = bridges.get(db);
   if (!bridge) {
     bridge = new EntityEventBridge(db);
@@ -154,26 +144,18 @@ export function registerDbEventDispatcher(dispatcher: Dispatcher, db: Database =
     bridges.set(db, bridge);
   }
   const previous = bridge.dispatcher;
-  if (previous && previous !== dispatcher && eventBrokerOf(previous)?.db === db) detachEventBroker(previous);
   bridge.dispatcher = dispatcher;
   setDefaultDispatcher(db, dispatcher);
-  const settings = options.settings ?? loadEventsSettings();
-  attachEventBroker(dispatcher, db, { events: settings.events, projectName: settings.projectName });
   const registered = bridge;
-  return () => {
-    if (registered.dispatcher !== dispatcher) return;
-    registered.dispatcher = undefined;
-    setDefaultDispatcher(db, undefined);
-    if (eventBrokerOf(dispatcher)?.db === db) detachEventBroker(dispatcher);
+  return {
+    previous,
+    unregister: () => {
+      if (registered.dispatcher !== dispatcher) return false;
+      registered.dispatcher = undefined;
+      setDefaultDispatcher(db, undefined);
+      return true;
+    },
   };
-}
-
-export interface RegisterDbEventDispatcherOptions {
-  /**
-   * Where `EVENTS_*` and `PROJECT_NAME` come from; default: the environment and `.env`, so an app
-   * wired without them turns the outbox on by settings alone. Pass the app's settings for overrides.
-   */
-  settings?: Pick<Settings, 'events' | 'projectName'>;
 }
 
 /** The dispatcher receiving `db`'s entity events, if `registerDbEventDispatcher` is in place. */
@@ -228,11 +210,21 @@ function collectChanges(uow: OrmUnitOfWork): PendingChange[] {
 function toEntityEvent(pending: PendingChange): EntityEvent {
   const meta = pending.meta;
   const primaryKey = pending.primaryKey ?? helper(pending.entity).getPrimaryKey();
-  return entityEvent(meta, pending.change, primaryKey, [...pending.fields].map((name) => wireNameOf(meta, name)));
+  return entityEvent(
+    meta,
+    pending.change,
+    primaryKey,
+    [...pending.fields].map((name) => wireNameOf(meta, name)),
+  );
 }
 
 /** An entity event of `meta`'s table; `changedFields` are wire names (`project_id`, `label_ids`). */
-export function entityEvent(meta: EntityMetadata, change: EntityChange, primaryKey: unknown, changedFields: readonly string[]): EntityEvent {
+export function entityEvent(
+  meta: EntityMetadata,
+  change: EntityChange,
+  primaryKey: unknown,
+  changedFields: readonly string[],
+): EntityEvent {
   const table = meta.tableName;
   return {
     name: `${table}.${change}`,

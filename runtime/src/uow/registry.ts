@@ -10,7 +10,7 @@
  *
  * Both maps are weak: a closed database or a finished unit leaves nothing behind.
  */
-import type { Database } from '../data/database.js';
+import type { Database } from '../db/database.js';
 import type { Dispatcher } from '../events/dispatcher.js';
 import type { DomainEvent, EntityEvent } from '../events/events.js';
 
@@ -51,7 +51,10 @@ export interface OutboxWriter {
   /** The event as the broker will carry it (with its `id`); throws if the broker cannot take it. */
   prepare(event: DomainEvent): DomainEvent;
   /** Inserts the rows of prepared events through `query`, the unit's transaction. */
-  write(query: (sql: string, params: readonly unknown[]) => Promise<unknown>, events: readonly DomainEvent[]): Promise<void>;
+  write(
+    query: (sql: string, params: readonly unknown[]) => Promise<unknown>,
+    events: readonly DomainEvent[],
+  ): Promise<void>;
   /** The unit that wrote rows has committed: they may be published now. */
   committed(): void;
 }

@@ -9,7 +9,7 @@
  * `uow.em`, `orm.em` inside the unit and `Database.select` all run on this transaction without a knex
  * transaction object ever being built. See the README of this folder for the measurements behind it.
  */
-import type { Database } from '../data/database.js';
+import type { Database } from '../db/database.js';
 
 /** better-sqlite3, as far as the unit uses it. */
 interface SqliteStatement {
@@ -31,7 +31,11 @@ interface PgConnection {
 interface KnexClient {
   acquireConnection(): Promise<unknown>;
   releaseConnection(conn: unknown): Promise<unknown>;
-  transaction(container: (trx: unknown) => unknown, config: object, outerTx: null): PromiseLike<unknown> & { catch(fn: (e: unknown) => void): unknown };
+  transaction(
+    container: (trx: unknown) => unknown,
+    config: object,
+    outerTx: null,
+  ): PromiseLike<unknown> & { catch(fn: (e: unknown) => void): unknown };
   emit(event: string, ...args: unknown[]): boolean;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   transacting?: boolean;
@@ -125,7 +129,9 @@ class TransactionHandle implements KnexTransactionLike {
 }
 
 function refuse(): never {
-  throw new Error('A unit of work commits or rolls back itself when UnitOfWork.run returns or throws: do not call commit() or rollback() on uow.em');
+  throw new Error(
+    'A unit of work commits or rolls back itself when UnitOfWork.run returns or throws: do not call commit() or rollback() on uow.em',
+  );
 }
 
 /** The transaction of one unit of work (see the top of this file); the unit calls `end` exactly once. */
@@ -165,7 +171,10 @@ export class UnitTransaction {
 
   /** The transaction's connection: borrowed from the pool and begun on the first call. */
   connection(): Promise<unknown> {
-    if (this.ended) return Promise.reject(new Error('This unit of work has already ended; run the statement in a new UnitOfWork.run'));
+    if (this.ended)
+      return Promise.reject(
+        new Error('This unit of work has already ended; run the statement in a new UnitOfWork.run'),
+      );
     return (this.opening ??= this.open());
   }
 
@@ -309,7 +318,11 @@ export class UnitTransaction {
 
   /** A knex savepoint transaction on this one, as `trx.transaction()` makes it in knex. */
   savepoint(container: ((trx: unknown) => unknown) | null | undefined, config: object = {}): unknown {
-    const options = { ...config, userParams: {}, doNotRejectOnRollback: (config as { doNotRejectOnRollback?: boolean }).doNotRejectOnRollback ?? true };
+    const options = {
+      ...config,
+      userParams: {},
+      doNotRejectOnRollback: (config as { doNotRejectOnRollback?: boolean }).doNotRejectOnRollback ?? true,
+    };
     const client = this.client();
     if (container) return client.transaction(container, options, null);
     return new Promise((resolve, reject) => {

@@ -1,6 +1,6 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { TransactionContext, type EntityManager, type Transaction } from '@mikro-orm/core';
-import { dbManager, type Database } from '../data/database.js';
+import { dbManager, type Database } from '../db/database.js';
 import { Dispatcher } from '../events/dispatcher.js';
 import type { DomainEvent, EntityEvent } from '../events/events.js';
 import { entityEventDispatcher } from './entity-events.js';
@@ -27,7 +27,8 @@ const units = new WeakMap<object, UnitOfWork>();
  * Through it a unit enters a context whose `em` is forked only when something asks for it; without it
  * (a MikroORM version that moved it) the unit enters `TransactionContext.create(uow.em, …)`, forking up front.
  */
-const transactionStorage = (TransactionContext as unknown as { storage?: AsyncLocalStorage<TransactionContext> }).storage;
+const transactionStorage = (TransactionContext as unknown as { storage?: AsyncLocalStorage<TransactionContext> })
+  .storage;
 
 /** Used when no dispatcher is given or registered: it has no subscribers, so dispatching is a no-op. */
 const NO_DISPATCHER = new Dispatcher();
@@ -169,7 +170,11 @@ export class UnitOfWork {
    *
    * `last` (internal): the statement that `allowLastStatementAlone` announced.
    */
-  query<R = Record<string, unknown>>(sql: string, params: readonly unknown[] = [], options: { last?: boolean } = {}): Promise<R[]> {
+  query<R = Record<string, unknown>>(
+    sql: string,
+    params: readonly unknown[] = [],
+    options: { last?: boolean } = {},
+  ): Promise<R[]> {
     try {
       this.assertOpen('query()');
     } catch (error) {
@@ -178,7 +183,11 @@ export class UnitOfWork {
     if (options.last && this.lastStatementAlone) {
       this.lastStatementAlone = false;
       // An outbox row must commit with the write it reports, so with an outbox the unit keeps its transaction.
-      const alone = this.transaction.isUnused && !this.failure && !(this.forked && hasPendingChanges(this.forked)) && !outboxFor(this.db);
+      const alone =
+        this.transaction.isUnused &&
+        !this.failure &&
+        !(this.forked && hasPendingChanges(this.forked)) &&
+        !outboxFor(this.db);
       if (alone) return this.transaction.queryAlone<R>(sql, params);
     }
     return this.transaction.query<R>(sql, params);
@@ -271,7 +280,8 @@ export class UnitOfWork {
   private async writeOutbox(outbox: OutboxWriter): Promise<boolean> {
     if (this.entityEvents.length === 0 && this.domainEvents.length === 0) return false;
     // Handlers in this process then see the same id as the broker's consumers.
-    for (const batch of this.entityEvents) batch.events = batch.events.map((event) => outbox.prepare(event) as EntityEvent);
+    for (const batch of this.entityEvents)
+      batch.events = batch.events.map((event) => outbox.prepare(event) as EntityEvent);
     const events = [...this.entityEvents.flatMap((batch) => batch.events), ...this.domainEvents];
     await outbox.write((sql, params) => this.transaction.query(sql, params), events);
     return true;
@@ -302,7 +312,8 @@ export class UnitOfWork {
  */
 function hasPendingChanges(em: EntityManager): boolean {
   const work = em.getUnitOfWork(false);
-  if (work.getPersistStack().size > 0 || work.getRemoveStack().size > 0 || work.getOrphanRemoveStack().size > 0) return true;
+  if (work.getPersistStack().size > 0 || work.getRemoveStack().size > 0 || work.getOrphanRemoveStack().size > 0)
+    return true;
   for (const _entity of work.getIdentityMap()) return true;
   return false;
 }

@@ -1,4 +1,11 @@
-const IRREGULAR: Record<string, string> = { people: 'person', children: 'child', men: 'man', women: 'woman', data: 'datum', indices: 'index' };
+const IRREGULAR: Record<string, string> = {
+  people: 'person',
+  children: 'child',
+  men: 'man',
+  women: 'woman',
+  data: 'datum',
+  indices: 'index',
+};
 
 /**
  * English singular of a snake_case plural, enough for relation names (`labels` → `label`,
@@ -11,7 +18,7 @@ export function singular(plural: string): string {
   const word = plural.slice(at);
   const lower = word.toLowerCase();
   if (IRREGULAR[lower]) return head + IRREGULAR[lower];
-  if (/[^aeiou]ies$/.test(lower)) return head + word.slice(0, -3) + 'y';
+  if (/[^aeiou]ies$/.test(lower)) return `${head + word.slice(0, -3)}y`;
   if (/(ss|x|z|ch|sh|us)es$/.test(lower)) return head + word.slice(0, -2);
   if (/ss$|us$|is$/.test(lower)) return head + word;
   if (/s$/.test(lower)) return head + word.slice(0, -1);

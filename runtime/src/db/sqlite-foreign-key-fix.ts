@@ -34,11 +34,17 @@ let applied = false;
 export function applySqliteForeignKeyFix(): void {
   if (applied) return;
   applied = true;
-  const proto = SqliteTableCompiler.prototype as unknown as { foreign(this: CompilerInternals, info: ForeignInfo): void };
+  const proto = SqliteTableCompiler.prototype as unknown as {
+    foreign(this: CompilerInternals, info: ForeignInfo): void;
+  };
   proto.foreign = function foreign(this: CompilerInternals, info: ForeignInfo): void {
-    info.column = (Array.isArray(info.column) ? info.column : [info.column]).map((c) => this.client.customWrapIdentifier(c, (a) => a));
+    info.column = (Array.isArray(info.column) ? info.column : [info.column]).map((c) =>
+      this.client.customWrapIdentifier(c, (a) => a),
+    );
     info.inTable = this.client.customWrapIdentifier(info.inTable, (a) => a);
-    info.references = (Array.isArray(info.references) ? info.references : [info.references]).map((c) => this.client.customWrapIdentifier(c, (a) => a));
+    info.references = (Array.isArray(info.references) ? info.references : [info.references]).map((c) =>
+      this.client.customWrapIdentifier(c, (a) => a),
+    );
     const column = this.formatter.columnize(info.column);
     // The fix: the whole quoted column name (upstream compares its first character only).
     const addColumn = this.sequence.find((query) => query.sql.includes(`add column ${column} `));

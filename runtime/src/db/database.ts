@@ -4,7 +4,7 @@ import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex
 import { silentLogger, type Logger } from '../logging/logger.js';
 import type { DatabaseSettings } from '../settings/lifecycle-settings.js';
 import { loadDatabaseSettings, loadSecretKey } from '../settings/settings.js';
-import { registeredModels } from './base.js';
+import { registeredModels } from './model-registry.js';
 import { bindOrmStatements } from './bound-statements.js';
 import { applyDecimalCompareFix } from './decimal-compare-fix.js';
 import { applySqliteForeignKeyFix } from './sqlite-foreign-key-fix.js';
@@ -58,7 +58,8 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 }
 
 function postgresTarget(url: string): DatabaseTarget {
-  if (!url.includes(`${PREPARED_STATEMENTS_PARAM}=`)) return { dialect: 'postgresql', clientUrl: url, preparedStatements: true };
+  if (!url.includes(`${PREPARED_STATEMENTS_PARAM}=`))
+    return { dialect: 'postgresql', clientUrl: url, preparedStatements: true };
   const parsed = new URL(url);
   const value = parsed.searchParams.get(PREPARED_STATEMENTS_PARAM);
   if (value !== 'true' && value !== 'false') {
@@ -131,7 +132,10 @@ interface PgHandle {
 }
 /** A client of Core's PostgreSQL read pool, used through pg's callback API (no promise per step). */
 interface PgPoolClient {
-  query(config: { name?: string; text: string; values: unknown[] }, callback: (err: Error | undefined, res: { rows: unknown[] }) => void): void;
+  query(
+    config: { name?: string; text: string; values: unknown[] },
+    callback: (err: Error | undefined, res: { rows: unknown[] }) => void,
+  ): void;
 }
 /** A `pg.Pool`, as far as Core uses it. */
 interface PgPool {
@@ -153,7 +157,10 @@ interface PgKnexClient extends KnexClient {
 }
 /** What Core reads from knex's better-sqlite3 client to open a connection the way it does. */
 interface BetterSqliteClient extends KnexClient {
-  driver: new (filename: string, options: { readonly: boolean; fileMustExist: boolean; nativeBinding?: string }) => SqliteHandle;
+  driver: new (
+    filename: string,
+    options: { readonly: boolean; fileMustExist: boolean; nativeBinding?: string },
+  ) => SqliteHandle;
   connectionSettings: { filename: string; options?: { nativeBinding?: string; safeIntegers?: boolean } };
 }
 
@@ -360,7 +367,8 @@ export class Database {
 
   /** The knex client of the MikroORM transaction active in this async context, if any. */
   private transactionClient(): KnexClient | undefined {
-    return TransactionContext.getEntityManager(this.orm.em.name)?.getTransactionContext<{ client: KnexClient }>()?.client;
+    return TransactionContext.getEntityManager(this.orm.em.name)?.getTransactionContext<{ client: KnexClient }>()
+      ?.client;
   }
 
   /**
@@ -419,7 +427,9 @@ export class Database {
     });
     // An idle connection that breaks (a server restart) is dropped by the pool; unhandled, this event
     // would end the process.
-    pool.on('error', (err) => this.logger.warn({ err }, 'an idle PostgreSQL read connection failed; the pool replaces it'));
+    pool.on('error', (err) =>
+      this.logger.warn({ err }, 'an idle PostgreSQL read connection failed; the pool replaces it'),
+    );
     this.pgReader = pool;
     return pool;
   }
@@ -537,7 +547,8 @@ async function driverOptions(target: DatabaseTarget, limits: DatabaseSettings): 
   const acquireConnectionTimeout = limits.poolTimeoutMs;
   if (target.dialect === 'sqlite') {
     applySqliteForeignKeyFix();
-    const { BetterSqliteDriver } = await importDriver<typeof import('@mikro-orm/better-sqlite')>('@mikro-orm/better-sqlite');
+    const { BetterSqliteDriver } =
+      await importDriver<typeof import('@mikro-orm/better-sqlite')>('@mikro-orm/better-sqlite');
     const onDisk = target.dbName !== ':memory:';
     return {
       driver: BetterSqliteDriver,
@@ -615,7 +626,9 @@ async function importDriver<T>(name: string): Promise<T> {
   try {
     return (await import(name)) as T;
   } catch (err) {
-    throw new Error(`The database driver ${name} is not installed: run \`npm install -E ${name}@6.6.16\``, { cause: err });
+    throw new Error(`The database driver ${name} is not installed: run \`npm install -E ${name}@6.6.16\``, {
+      cause: err,
+    });
   }
 }
 

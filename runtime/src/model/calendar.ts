@@ -39,7 +39,15 @@ export function isCalendarDate(text: string): boolean {
  * The instant of a UTC calendar time. `Date.UTC` reads the years 0–99 as 1900–1999, so the year is
  * set on its own.
  */
-export function utcDate(year: number, monthIndex: number, day: number, hours = 0, minutes = 0, seconds = 0, ms = 0): Date {
+export function utcDate(
+  year: number,
+  monthIndex: number,
+  day: number,
+  hours = 0,
+  minutes = 0,
+  seconds = 0,
+  ms = 0,
+): Date {
   const date = new Date(0);
   date.setUTCFullYear(year, monthIndex, day);
   date.setUTCHours(hours, minutes, seconds, ms);
@@ -64,5 +72,8 @@ export function instantProblem(date: Date, what: string): ValueProblem | undefin
 }
 
 function outOfYears(what: string): ValueProblem {
-  return { reason: 'out_of_range', message: `${what} is outside the years 0001 to 9999 (in UTC), which both databases store` };
+  return {
+    reason: 'out_of_range',
+    message: `${what} is outside the years 0001 to 9999 (in UTC), which both databases store`,
+  };
 }

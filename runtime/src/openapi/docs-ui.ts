@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Fastify from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import type { StaticDocumentSpec } from '@fastify/swagger'; // also declares the `app.swagger()` decorator
-import type {} from '../openapi/plugin.js'; // declares `app.coreDocsDisabled`
+import type {} from './plugin.js'; // declares `app.coreDocsDisabled`
 
 export interface SwaggerUiOnDemandOptions {
   /** Where the page is served, e.g. `/docs`: the page itself, `<prefix>/json`, `<prefix>/yaml` and `<prefix>/static/*`. */
@@ -31,7 +31,10 @@ async function docsUi(app: FastifyInstance, options: SwaggerUiOnDemandOptions): 
   let ui: Promise<FastifyInstance> | undefined;
 
   const load = async (): Promise<FastifyInstance> => {
-    const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+    const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([
+      import('@fastify/swagger'),
+      import('@fastify/swagger-ui'),
+    ]);
     const docs = Fastify({ logger: false });
     // app.swagger() is typed as any OpenAPI version's document; static mode's option names only 2.0 and 3.0.
     const document = app.swagger() as StaticDocumentSpec['document'];
@@ -47,7 +50,11 @@ async function docsUi(app: FastifyInstance, options: SwaggerUiOnDemandOptions): 
       ui = undefined;
       throw err;
     });
-    const res = await (await ui).inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers: request.headers });
+    const res = await (await ui).inject({
+      method: request.method as 'GET' | 'HEAD',
+      url: request.url,
+      headers: request.headers,
+    });
     if (res.statusCode === 404) return reply.callNotFound();
     if (res.statusCode >= 500) throw new Error(`the docs UI answered ${res.statusCode} for ${request.url}`);
     reply.code(res.statusCode);
@@ -62,9 +69,16 @@ async function docsUi(app: FastifyInstance, options: SwaggerUiOnDemandOptions): 
   app.addHook('onClose', async () => {
     const loaded = ui;
     ui = undefined;
-    await loaded?.then((docs) => docs.close(), () => undefined);
+    await loaded?.then(
+      (docs) => docs.close(),
+      () => undefined,
+    );
   });
 }
 
 /** Not encapsulated: the routes sit in the app's own context, so the UI's 404 is the app's 404. */
-export const swaggerUiOnDemand = fastifyPlugin(docsUi, { fastify: '5.x', name: 'core-swagger-ui-on-demand', dependencies: ['@fastify/swagger'] });
+export const swaggerUiOnDemand = fastifyPlugin(docsUi, {
+  fastify: '5.x',
+  name: 'core-swagger-ui-on-demand',
+  dependencies: ['@fastify/swagger'],
+});

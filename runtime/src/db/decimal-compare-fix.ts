@@ -7,7 +7,7 @@
  * form (3.5 and "3.5"). Remove when MikroORM compares decimals exactly.
  */
 import { DecimalType } from '@mikro-orm/core';
-import { plainNumberText } from './value-checks.js';
+import { plainNumberText } from '../util/numbers.js';
 
 let applied = false;
 

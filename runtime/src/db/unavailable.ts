@@ -23,16 +23,37 @@ type Kind = 'pool' | 'statement' | 'unreachable' | 'busy';
 /** What the client reads, and how soon it may try again (seconds). */
 const ANSWERS: Record<Kind, { message: string; reason: string; retryAfter: number }> = {
   pool: { message: 'Every database connection is busy; try again shortly.', reason: 'database_busy', retryAfter: 1 },
-  statement: { message: 'The database took too long to answer; try again shortly.', reason: 'database_timeout', retryAfter: 1 },
-  unreachable: { message: 'The database cannot be reached; try again shortly.', reason: 'database_unreachable', retryAfter: 5 },
-  busy: { message: 'The database is locked by another writer; try again shortly.', reason: 'database_busy', retryAfter: 1 },
+  statement: {
+    message: 'The database took too long to answer; try again shortly.',
+    reason: 'database_timeout',
+    retryAfter: 1,
+  },
+  unreachable: {
+    message: 'The database cannot be reached; try again shortly.',
+    reason: 'database_unreachable',
+    retryAfter: 5,
+  },
+  busy: {
+    message: 'The database is locked by another writer; try again shortly.',
+    reason: 'database_busy',
+    retryAfter: 1,
+  },
 };
 
 /** PostgreSQL SQLSTATEs: the statement was cancelled (by `statement_timeout`), the server is going away or not accepting connections yet. */
 const STATEMENT_CANCELLED = '57014';
 const SERVER_GOING = new Set(['57P01', '57P02', '57P03', '53300']);
 /** Socket errors of a connection attempt or of a connection that broke. */
-const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+const NETWORK = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 
 function kindOf(error: Error): Kind | undefined {
   const code = (error as { code?: unknown }).code;
@@ -45,7 +66,11 @@ function kindOf(error: Error): Kind | undefined {
   // knex's pool (writes, units of work): `KnexTimeoutError`, whose name MikroORM's wrapper replaces.
   if (name === 'KnexTimeoutError' || message.startsWith('Knex: Timeout acquiring a connection')) return 'pool';
   // pg's pool (Core's reads): a full pool, or a new connection that took too long to open.
-  if (message === 'timeout exceeded when trying to connect' || message === 'Connection terminated due to connection timeout') return 'pool';
+  if (
+    message === 'timeout exceeded when trying to connect' ||
+    message === 'Connection terminated due to connection timeout'
+  )
+    return 'pool';
   // A connection the server closed under a query (a restart, a network cut).
   if (message === 'Connection terminated unexpectedly') return 'unreachable';
   return undefined;

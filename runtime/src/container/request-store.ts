@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ScopeImpl } from '../container/scope.js';
-import type { CoreContext } from './context.js';
+import type { ScopeImpl } from './scope.js';
 
 /**
  * What Core keeps in AsyncLocalStorage: the caller's context (`getContext()`) and the DI scope
@@ -22,7 +21,8 @@ import type { CoreContext } from './context.js';
 export class RequestStore {
   constructor(
     /** The caller's context; undefined means "none set", i.e. `SYSTEM_CONTEXT`. */
-    public context: CoreContext | undefined,
+    /** The caller's `CoreContext` (context/context.ts reads and writes it). */
+    public context: object | undefined,
     /** The active DI scope, if any. */
     public scope: ScopeImpl | undefined,
   ) {}
@@ -73,7 +73,7 @@ export function continueIn(store: RequestStore, next: (error?: Error) => void, e
 }
 
 /** Runs `fn` in a derived store with `context` and the active scope. */
-export function runWithStoreContext<T>(context: CoreContext, fn: () => T): T {
+export function runWithStoreContext<T>(context: object, fn: () => T): T {
   return requestStorage.run(new RequestStore(context, requestStorage.getStore()?.scope), fn);
 }
 

@@ -24,10 +24,18 @@ function listNames(names: Iterable<string>): string {
 
 function checkDepth(segments: readonly string[], hops: number, maxHops: number, jsonPath: string): void {
   if (segments.some((s) => s === '')) {
-    throw invalid(jsonPath, `'${segments.join('.')}' has an empty segment; write names separated by single dots`, 'unknown_field');
+    throw invalid(
+      jsonPath,
+      `'${segments.join('.')}' has an empty segment; write names separated by single dots`,
+      'unknown_field',
+    );
   }
   if (hops > maxHops) {
-    throw invalid(jsonPath, `'${segments.join('.')}' crosses ${hops} relations; the limit is ${maxHops}`, 'path_too_deep');
+    throw invalid(
+      jsonPath,
+      `'${segments.join('.')}' crosses ${hops} relations; the limit is ${maxHops}`,
+      'path_too_deep',
+    );
   }
 }
 
@@ -39,7 +47,11 @@ function walkRelations(root: ModelInfo, segments: readonly string[], jsonPath: s
   for (const name of segments) {
     const rel = model.relations.get(name);
     if (!rel) {
-      throw invalid(jsonPath, `'${name}' is not a relation of ${model.namespace}; relations: ${listNames(model.relations.keys())}`, 'unknown_relation');
+      throw invalid(
+        jsonPath,
+        `'${name}' is not a relation of ${model.namespace}; relations: ${listNames(model.relations.keys())}`,
+        'unknown_relation',
+      );
     }
     relations.push(rel);
     model = rel.target();

@@ -1,6 +1,6 @@
 import { ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-orm/core';
-import type { Database } from '../data/database.js';
-import type { IntegerRange } from '../data/value-checks.js';
+import type { Database } from '../db/database.js';
+import type { IntegerRange } from './value-checks.js';
 import { decoderFor, kindOfProperty, rangeOfColumn, type Decoder, type ValueKind } from './codecs.js';
 
 /** One readable column of a model: a scalar property, or the foreign key of an owning to-one relation. */
@@ -80,13 +80,15 @@ export function modelInfo(db: Database, className: string): ModelInfo {
 function findMeta(db: Database, className: string): EntityMetadata {
   const meta = db.orm.getMetadata().find(className);
   if (!meta) {
-    throw new Error(`Model ${className} is not known to the database: pass its schema to dbManager.initApp (or define it with defineModel before initApp)`);
+    throw new Error(
+      `Model ${className} is not known to the database: pass its schema to dbManager.initApp (or define it with defineModel before initApp)`,
+    );
   }
   return meta;
 }
 
 function single(names: readonly string[] | undefined, what: string): string {
-  if (!names || names.length !== 1) {
+  if (names?.length !== 1) {
     throw new Error(`${what} spans ${names?.length ?? 0} columns; Core's read path supports single-column keys only`);
   }
   return names[0]!;
@@ -94,7 +96,9 @@ function single(names: readonly string[] | undefined, what: string): string {
 
 /** A property the read path leaves alone: not stored, computed, or hidden from output (`output: false`). */
 function skipped(prop: EntityProperty): boolean {
-  return prop.persist === false || prop.formula !== undefined || prop.hidden === true || prop.kind === ReferenceKind.EMBEDDED;
+  return (
+    prop.persist === false || prop.formula !== undefined || prop.hidden === true || prop.kind === ReferenceKind.EMBEDDED
+  );
 }
 
 function buildModelInfo(db: Database, className: string): ModelInfo {
@@ -162,12 +166,24 @@ function foreignKeyKind(db: Database, prop: EntityProperty): ValueKind {
   return pkProp ? kindOfProperty(pkProp as EntityProperty) : 'other';
 }
 
-function buildRelation(db: Database, meta: EntityMetadata, prop: EntityProperty, label: string): RelationInfo | undefined {
+function buildRelation(
+  db: Database,
+  meta: EntityMetadata,
+  prop: EntityProperty,
+  label: string,
+): RelationInfo | undefined {
   const targetClass = prop.type;
   const target = () => modelInfo(db, targetClass);
-  const sourcePk = () => single(meta.primaryKeys.map((k) => meta.properties[k]?.fieldNames?.[0] ?? k), `The primary key of ${meta.className}`);
+  const sourcePk = () =>
+    single(
+      meta.primaryKeys.map((k) => meta.properties[k]?.fieldNames?.[0] ?? k),
+      `The primary key of ${meta.className}`,
+    );
   const targetMeta = findMeta(db, targetClass);
-  const targetPk = single(targetMeta.primaryKeys.map((k) => targetMeta.properties[k]?.fieldNames?.[0] ?? k), `The primary key of ${targetClass}`);
+  const targetPk = single(
+    targetMeta.primaryKeys.map((k) => targetMeta.properties[k]?.fieldNames?.[0] ?? k),
+    `The primary key of ${targetClass}`,
+  );
   let kind: RelationInfo['kind'];
   let join: RelationJoin;
   switch (prop.kind) {
@@ -175,18 +191,30 @@ function buildRelation(db: Database, meta: EntityMetadata, prop: EntityProperty,
     case ReferenceKind.ONE_TO_ONE:
       kind = prop.kind === ReferenceKind.MANY_TO_ONE ? 'm:1' : '1:1';
       if (prop.kind === ReferenceKind.MANY_TO_ONE || prop.owner) {
-        join = { type: 'local', sourceColumn: single(prop.fieldNames, label), targetColumn: single(prop.referencedColumnNames ?? [targetPk], label) };
+        join = {
+          type: 'local',
+          sourceColumn: single(prop.fieldNames, label),
+          targetColumn: single(prop.referencedColumnNames ?? [targetPk], label),
+        };
       } else {
         const back = targetMeta.properties[prop.mappedBy as never] as EntityProperty | undefined;
         if (!back) throw new Error(`${label} is mapped by ${targetClass}.${prop.mappedBy}, which does not exist`);
-        join = { type: 'remote', sourceColumn: sourcePk(), targetColumn: single(back.fieldNames, `${targetClass}.${back.name}`) };
+        join = {
+          type: 'remote',
+          sourceColumn: sourcePk(),
+          targetColumn: single(back.fieldNames, `${targetClass}.${back.name}`),
+        };
       }
       break;
     case ReferenceKind.ONE_TO_MANY: {
       kind = '1:m';
       const back = targetMeta.properties[prop.mappedBy as never] as EntityProperty | undefined;
       if (!back) throw new Error(`${label} is mapped by ${targetClass}.${prop.mappedBy}, which does not exist`);
-      join = { type: 'remote', sourceColumn: sourcePk(), targetColumn: single(back.fieldNames, `${targetClass}.${back.name}`) };
+      join = {
+        type: 'remote',
+        sourceColumn: sourcePk(),
+        targetColumn: single(back.fieldNames, `${targetClass}.${back.name}`),
+      };
       break;
     }
     case ReferenceKind.MANY_TO_MANY:

@@ -33,9 +33,18 @@ interface KnexRaw extends PromiseLike<unknown> {
 
 /** What `execute` uses of a connection; most of it is protected in MikroORM's types. */
 interface ConnectionInternals {
-  execute(query: string | KnexQueryLike, params?: unknown[], method?: Method, ctx?: unknown, loggerContext?: object): Promise<unknown>;
+  execute(
+    query: string | KnexQueryLike,
+    params?: unknown[],
+    method?: Method,
+    ctx?: unknown,
+    loggerContext?: object,
+  ): Promise<unknown>;
   ensureConnection(): Promise<void>;
-  config: { get(key: 'onQuery'): (sql: string, params: readonly unknown[]) => string; getLogger(): { isEnabled(ns: string, ctx?: object): boolean } };
+  config: {
+    get(key: 'onQuery'): (sql: string, params: readonly unknown[]) => string;
+    getLogger(): { isEnabled(ns: string, ctx?: object): boolean };
+  };
   platform: AbstractSqlPlatform;
   getKnex(): { raw(sql: string, bindings?: readonly unknown[]): KnexRaw };
   getSql(query: string, formatted: string, context?: object): string;
@@ -59,7 +68,14 @@ export function bindOrmStatements(orm: MikroORM, dialect: Dialect): void {
     patched.add(conn);
     const formatted = conn.execute;
     const literalQuestionMark = dialect === 'postgresql' ? '\\?' : undefined;
-    conn.execute = async function execute(this: ConnectionInternals, query, params = [], method = 'all', ctx, loggerContext) {
+    conn.execute = async function execute(
+      this: ConnectionInternals,
+      query,
+      params = [],
+      method = 'all',
+      ctx,
+      loggerContext,
+    ) {
       if (typeof query !== 'string') {
         ctx ??= query.client.transacting ? query : undefined;
         const compiled = query.toSQL();
@@ -78,7 +94,8 @@ export function bindOrmStatements(orm: MikroORM, dialect: Dialect): void {
       return this.executeQuery(
         logged,
         async () => {
-          const raw = bound.bindings.length > 0 ? this.getKnex().raw(bound.sql, bound.bindings) : this.getKnex().raw(bound.sql);
+          const raw =
+            bound.bindings.length > 0 ? this.getKnex().raw(bound.sql, bound.bindings) : this.getKnex().raw(bound.sql);
           if (ctx) raw.transacting(ctx);
           return this.transformRawResult(await raw, method);
         },
@@ -97,7 +114,13 @@ interface BoundStatement {
  * Appends `sql` to `out` with each `?` left as a placeholder and its value added to `out.bindings`
  * (walking the text as `Platform.formatQuery` does). False when the statement cannot be bound.
  */
-function bindInto(out: BoundStatement, sql: string, params: readonly unknown[], platform: AbstractSqlPlatform, literalQuestionMark: string | undefined): boolean {
+function bindInto(
+  out: BoundStatement,
+  sql: string,
+  params: readonly unknown[],
+  platform: AbstractSqlPlatform,
+  literalQuestionMark: string | undefined,
+): boolean {
   let next = 0;
   let pos = 0;
   for (;;) {
@@ -123,7 +146,12 @@ function bindInto(out: BoundStatement, sql: string, params: readonly unknown[], 
   }
 }
 
-function bindValue(out: BoundStatement, value: unknown, platform: AbstractSqlPlatform, literalQuestionMark: string | undefined): boolean {
+function bindValue(
+  out: BoundStatement,
+  value: unknown,
+  platform: AbstractSqlPlatform,
+  literalQuestionMark: string | undefined,
+): boolean {
   if (value === undefined || value === null) {
     out.sql += '?';
     out.bindings.push(null);
@@ -152,7 +180,10 @@ function bindValue(out: BoundStatement, value: unknown, platform: AbstractSqlPla
 
 /** A value as the driver should receive it, matching what MikroORM would have written into the text. */
 function driverValue(value: unknown, platform: AbstractSqlPlatform): unknown {
-  if (Utils.isPlainObject(value) || (typeof value === 'object' && (value as { [JsonProperty]?: unknown })[JsonProperty])) {
+  if (
+    Utils.isPlainObject(value) ||
+    (typeof value === 'object' && (value as { [JsonProperty]?: unknown })[JsonProperty])
+  ) {
     return JSON.stringify(value);
   }
   if (value instanceof Date) {

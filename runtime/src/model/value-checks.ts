@@ -11,6 +11,7 @@
  *   round the rest away), and on SQLite, which keeps a decimal as a double, at most 15 significant
  *   digits, the most a double holds exactly.
  */
+import { plainNumberText } from '../util/numbers.js';
 import {
   BigIntType,
   DecimalType,
@@ -20,7 +21,7 @@ import {
   TinyIntType,
   type EntityProperty,
 } from '@mikro-orm/core';
-import type { Dialect } from './database.js';
+import type { Dialect } from '../db/database.js';
 
 export type ValueReason = 'invalid_character' | 'out_of_range' | 'too_precise' | 'format';
 
@@ -36,11 +37,15 @@ export interface ValueProblem {
  */
 export function textProblem(text: string, what: string): ValueProblem | undefined {
   // Both checks are native scans; the loop below only runs to describe a problem.
-  if (text.indexOf('\u0000') === -1 && (text as unknown as { isWellFormed(): boolean }).isWellFormed()) return undefined;
+  if (text.indexOf('\u0000') === -1 && (text as unknown as { isWellFormed(): boolean }).isWellFormed())
+    return undefined;
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);
     if (unit === 0) {
-      return { reason: 'invalid_character', message: `${what} contains U+0000 (NUL) at character ${i}, which the database cannot store; remove it` };
+      return {
+        reason: 'invalid_character',
+        message: `${what} contains U+0000 (NUL) at character ${i}, which the database cannot store; remove it`,
+      };
     }
     if (unit >= 0xd800 && unit <= 0xdbff) {
       const next = text.charCodeAt(i + 1);
@@ -102,9 +107,15 @@ export const INTEGER_RANGES = {
 } as const satisfies Record<number, IntegerRange>;
 
 const BITS_BY_TYPE_NAME: Record<string, 16 | 32 | 64> = {
-  tinyint: 16, smallint: 16, int2: 16,
-  integer: 32, int: 32, int4: 32, mediumint: 32,
-  bigint: 64, int8: 64,
+  tinyint: 16,
+  smallint: 16,
+  int2: 16,
+  integer: 32,
+  int: 32,
+  int4: 32,
+  mediumint: 32,
+  bigint: 64,
+  int8: 64,
 };
 
 /**
@@ -125,7 +136,10 @@ export function integerRangeOf(prop: EntityProperty): IntegerRange | undefined {
 /** Out of range for `range`, with the range in the message. */
 export function integerProblem(value: bigint, range: IntegerRange, what: string): ValueProblem | undefined {
   if (value >= range.min && value <= range.max) return undefined;
-  return { reason: 'out_of_range', message: `${what} is outside the range of a ${range.bits}-bit integer (${range.min} to ${range.max})` };
+  return {
+    reason: 'out_of_range',
+    message: `${what} is outside the range of a ${range.bits}-bit integer (${range.min} to ${range.max})`,
+  };
 }
 
 /** Significant digits SQLite keeps of a number it stores (it keeps decimals as doubles). */
@@ -140,7 +154,8 @@ export interface DecimalSpec {
 }
 
 export function decimalSpecOf(prop: EntityProperty, dialect: Dialect): DecimalSpec | undefined {
-  if (!(prop.customType instanceof DecimalType) && !['decimal', 'numeric'].includes(String(prop.type).toLowerCase())) return undefined;
+  if (!(prop.customType instanceof DecimalType) && !['decimal', 'numeric'].includes(String(prop.type).toLowerCase()))
+    return undefined;
   return {
     precision: typeof prop.precision === 'number' ? prop.precision : undefined,
     scale: typeof prop.scale === 'number' ? prop.scale : undefined,
@@ -169,7 +184,10 @@ export function decimalProblem(text: string, spec: DecimalSpec, what: string): V
     };
   }
   if (scale !== undefined && fraction.length > scale) {
-    return { reason: 'too_precise', message: `${what} has ${fraction.length} digits after the point; the column keeps ${scale}, and a value is never rounded` };
+    return {
+      reason: 'too_precise',
+      message: `${what} has ${fraction.length} digits after the point; the column keeps ${scale}, and a value is never rounded`,
+    };
   }
   if (spec.significant !== undefined) {
     const digits = (whole + fraction).replace(/^0+/, '').replace(/0+$/, '').length;
@@ -185,28 +203,6 @@ export function decimalProblem(text: string, spec: DecimalSpec, what: string): V
 
 export function isDecimalText(text: string): boolean {
   return DECIMAL_TEXT.test(text);
-}
-
-/**
- * A finite number as plain decimal text, without an exponent: the shortest digits that read back as
- * the same double (`0.1`, not `0.1000000000000000055`), so a decimal of up to 15 significant digits
- * comes back as it was written.
- */
-export function plainNumberText(value: number): string {
-  const text = String(value);
-  const e = text.indexOf('e');
-  if (e === -1) return text;
-  const negative = text.startsWith('-');
-  const mantissa = text.slice(negative ? 1 : 0, e);
-  const exponent = Number(text.slice(e + 1));
-  const point = mantissa.indexOf('.');
-  const digits = mantissa.replace('.', '');
-  const pointAt = (point === -1 ? mantissa.length : point) + exponent;
-  let out: string;
-  if (pointAt <= 0) out = `0.${'0'.repeat(-pointAt)}${digits}`;
-  else if (pointAt >= digits.length) out = digits + '0'.repeat(pointAt - digits.length);
-  else out = `${digits.slice(0, pointAt)}.${digits.slice(pointAt)}`;
-  return negative ? `-${out}` : out;
 }
 
 /**

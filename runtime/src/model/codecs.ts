@@ -15,29 +15,65 @@ import {
   type EntityProperty,
 } from '@mikro-orm/core';
 import { ValidationError } from '../errors.js';
-import { isCalendarDate, utcDate } from '../data/calendar.js';
-import type { Dialect } from '../data/database.js';
-import { decimalText, INTEGER_RANGES, integerProblem, integerRangeOf, textProblem, type IntegerRange, type ValueProblem } from '../data/value-checks.js';
+import { isCalendarDate, utcDate } from './calendar.js';
+import type { Dialect } from '../db/database.js';
+import {
+  decimalText,
+  INTEGER_RANGES,
+  integerProblem,
+  integerRangeOf,
+  textProblem,
+  type IntegerRange,
+  type ValueProblem,
+} from './value-checks.js';
 import { describeValue, invalid } from './issues.js';
 
 /**
  * What a column holds, as far as reading and comparing go. `other` columns (blobs, times, arrays…)
  * are returned as the driver gives them and cannot be filtered or sorted on.
  */
-export type ValueKind = 'string' | 'uuid' | 'number' | 'bigint' | 'decimal' | 'boolean' | 'date' | 'datetime' | 'json' | 'other';
+export type ValueKind =
+  | 'string'
+  | 'uuid'
+  | 'number'
+  | 'bigint'
+  | 'decimal'
+  | 'boolean'
+  | 'date'
+  | 'datetime'
+  | 'json'
+  | 'other';
 
 /** Turns a non-null driver value into the output value. */
 export type Decoder = (raw: unknown) => unknown;
 
 const BY_TYPE_NAME: Record<string, ValueKind> = {
   uuid: 'uuid',
-  string: 'string', text: 'string', character: 'string', varchar: 'string', char: 'string', enum: 'string',
-  integer: 'number', int: 'number', smallint: 'number', tinyint: 'number', mediumint: 'number',
-  number: 'number', float: 'number', double: 'number', real: 'number',
-  bigint: 'bigint', decimal: 'decimal', numeric: 'decimal',
-  boolean: 'boolean', bool: 'boolean',
-  datetime: 'datetime', timestamp: 'datetime', timestamptz: 'datetime',
-  json: 'json', jsonb: 'json',
+  string: 'string',
+  text: 'string',
+  character: 'string',
+  varchar: 'string',
+  char: 'string',
+  enum: 'string',
+  integer: 'number',
+  int: 'number',
+  smallint: 'number',
+  tinyint: 'number',
+  mediumint: 'number',
+  number: 'number',
+  float: 'number',
+  double: 'number',
+  real: 'number',
+  bigint: 'bigint',
+  decimal: 'decimal',
+  numeric: 'decimal',
+  boolean: 'boolean',
+  bool: 'boolean',
+  datetime: 'datetime',
+  timestamp: 'datetime',
+  timestamptz: 'datetime',
+  json: 'json',
+  jsonb: 'json',
 };
 
 /** The kind of a scalar property, from its MikroORM type (class instance first, then the type name). */
@@ -51,21 +87,33 @@ export function kindOfProperty(prop: EntityProperty): ValueKind {
   if (t instanceof UuidType) return 'uuid';
   if (t instanceof BooleanType) return 'boolean';
   if (
-    t instanceof IntegerType || t instanceof SmallIntType || t instanceof TinyIntType ||
-    t instanceof MediumIntType || t instanceof FloatType || t instanceof DoubleType
-  ) return 'number';
-  if (prop.enum) return (prop.items ?? []).every((i) => typeof i === 'number') && prop.items?.length ? 'number' : 'string';
+    t instanceof IntegerType ||
+    t instanceof SmallIntType ||
+    t instanceof TinyIntType ||
+    t instanceof MediumIntType ||
+    t instanceof FloatType ||
+    t instanceof DoubleType
+  )
+    return 'number';
+  if (prop.enum)
+    return (prop.items ?? []).every((i) => typeof i === 'number') && prop.items?.length ? 'number' : 'string';
   // `Date` (capitalised) is MikroORM's datetime; a plain date always comes with DateType above.
   if (prop.type === 'Date') return 'datetime';
   const byName = BY_TYPE_NAME[String(prop.type).toLowerCase()];
   if (byName) return byName;
   switch (prop.runtimeType) {
-    case 'Date': return 'datetime';
-    case 'boolean': return 'boolean';
-    case 'number': return 'number';
-    case 'string': return 'string';
-    case 'bigint': return 'bigint';
-    default: return 'other';
+    case 'Date':
+      return 'datetime';
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+      return 'number';
+    case 'string':
+      return 'string';
+    case 'bigint':
+      return 'bigint';
+    default:
+      return 'other';
   }
 }
 
@@ -89,13 +137,20 @@ const asDateTime: Decoder = (v) => {
  */
 export function decoderFor(kind: ValueKind, dialect: Dialect, scale?: number): Decoder | undefined {
   switch (kind) {
-    case 'boolean': return asBoolean;
-    case 'datetime': return asDateTime;
-    case 'bigint': return asString;
-    case 'decimal': return scale === undefined ? asString : (v) => decimalText(v, scale);
-    case 'json': return dialect === 'sqlite' ? asJsonFromText : undefined;
-    case 'date': return asDate;
-    default: return undefined;
+    case 'boolean':
+      return asBoolean;
+    case 'datetime':
+      return asDateTime;
+    case 'bigint':
+      return asString;
+    case 'decimal':
+      return scale === undefined ? asString : (v) => decimalText(v, scale);
+    case 'json':
+      return dialect === 'sqlite' ? asJsonFromText : undefined;
+    case 'date':
+      return asDate;
+    default:
+      return undefined;
   }
 }
 
@@ -156,7 +211,10 @@ export function coerceValue(
     throw invalid(path, `the value has ${value.length} characters; the limit is ${maxStringLength}`, 'value_too_long');
   }
   const refuse = (problem: ValueProblem | undefined): void => {
-    if (problem) throw new ValidationError(`${path}: ${problem.message}`, [{ path, message: problem.message, reason: problem.reason }]);
+    if (problem)
+      throw new ValidationError(`${path}: ${problem.message}`, [
+        { path, message: problem.message, reason: problem.reason },
+      ]);
   };
   let out: unknown;
   switch (target.kind) {
@@ -180,7 +238,8 @@ export function coerceValue(
       out = value;
       break;
     case 'bigint': {
-      const ok = typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'string' && INTEGER_TEXT.test(value);
+      const ok =
+        typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'string' && INTEGER_TEXT.test(value);
       if (!ok) fail('an integer or a string of digits');
       const n = BigInt(value as string | number);
       refuse(integerProblem(n, target.range ?? INTEGER_RANGES[64], path));
@@ -189,7 +248,8 @@ export function coerceValue(
       break;
     }
     case 'decimal': {
-      const ok = typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' && DECIMAL_TEXT.test(value);
+      const ok =
+        typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' && DECIMAL_TEXT.test(value);
       if (!ok) fail('a number or a decimal string such as "12.50"');
       // PostgreSQL casts text to numeric exactly; SQLite compares numbers.
       out = dialect === 'postgresql' ? String(value) : Number(value);
@@ -200,7 +260,8 @@ export function coerceValue(
       out = value;
       break;
     case 'date':
-      if (typeof value !== 'string' || !isCalendarDate(value)) fail('an ISO 8601 date such as "2026-01-31" (years 0001 to 9999)');
+      if (typeof value !== 'string' || !isCalendarDate(value))
+        fail('an ISO 8601 date such as "2026-01-31" (years 0001 to 9999)');
       out = value;
       break;
     case 'datetime':
@@ -211,7 +272,11 @@ export function coerceValue(
       return fail('a column that can be compared');
   }
   if (checkEnum && target.enumValues && !target.enumValues.includes(out as string | number)) {
-    throw invalid(path, `expected one of ${target.enumValues.map((v) => JSON.stringify(v)).join(', ')}, received ${describeValue(value)}`, 'invalid_value');
+    throw invalid(
+      path,
+      `expected one of ${target.enumValues.map((v) => JSON.stringify(v)).join(', ')}, received ${describeValue(value)}`,
+      'invalid_value',
+    );
   }
   return out;
 }
@@ -224,7 +289,9 @@ export function coerceValue(
 export function parseIsoDateTime(text: string): Date | undefined {
   const m = ISO_DATETIME.exec(text);
   if (!m) return undefined;
-  const [y, mo, d, h = 0, mi = 0, s = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) => (p === undefined ? undefined : Number(p))) as number[];
+  const [y, mo, d, h = 0, mi = 0, s = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) =>
+    p === undefined ? undefined : Number(p),
+  ) as number[];
   if (!isCalendarDate(`${m[1]}-${m[2]}-${m[3]}`) || h! > 23 || mi! > 59 || s! > 59) return undefined;
   const ms = m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0;
   let time = utcDate(y!, mo! - 1, d!, h, mi, s, ms).getTime();

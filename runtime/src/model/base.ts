@@ -1,4 +1,5 @@
 import { defineEntity, type EntitySchema } from '@mikro-orm/core';
+import { registerModel } from '../db/model-registry.js';
 
 /** The permission actions of one model, derived from its table name. */
 export interface ModelActions {
@@ -44,9 +45,10 @@ export abstract class Base {
 export type ModelClass<M extends Base = Base> = (new () => M) & { readonly tableName: string; actions(): ModelActions };
 
 /** The `properties` of `defineEntity`'s class form: property builders by name, or a function returning them. */
-type ModelProperties = Record<string, unknown> | ((builders: typeof defineEntity.properties) => Record<string, unknown>);
+type ModelProperties =
+  | Record<string, unknown>
+  | ((builders: typeof defineEntity.properties) => Record<string, unknown>);
 
-const registry = new Map<string, EntitySchema>();
 const versions = new WeakMap<ModelClass, string>();
 
 /**
@@ -69,7 +71,9 @@ export function defineModel<M extends Base>(
 ): EntitySchema<M> {
   if (options.version !== undefined) {
     if (typeof properties === 'object' && !(options.version in properties)) {
-      throw new TypeError(`defineModel(${model.name}): the version property "${options.version}" is not among its properties`);
+      throw new TypeError(
+        `defineModel(${model.name}): the version property "${options.version}" is not among its properties`,
+      );
     }
     versions.set(model, options.version);
   }
@@ -80,16 +84,11 @@ export function defineModel<M extends Base>(
     ...(options.indexes ? { indexes: options.indexes } : {}),
     ...(options.uniques ? { uniques: options.uniques } : {}),
   } as Parameters<typeof defineEntity<M>>[0]);
-  registry.set(model.name, schema as unknown as EntitySchema);
+  registerModel(model.name, schema as unknown as EntitySchema);
   return schema;
 }
 
 /** The version property `defineModel` was given for `model`, if any. */
 export function versionPropertyOf(model: ModelClass): string | undefined {
   return versions.get(model);
-}
-
-/** Every schema defined with `defineModel` so far, by class name. */
-export function registeredModels(): EntitySchema[] {
-  return [...registry.values()];
 }

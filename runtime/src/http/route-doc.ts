@@ -35,6 +35,9 @@ declare module 'fastify' {
  * The route `config` that tells `coreOpenApi` what a route of a resource router does. Documentation
  * only: Fastify compiles nothing from it, so validation and serialization stay Core's own.
  */
-export function resourceRouteConfig(operation: ResourceOperation, resource: ResourceDescription): { coreOpenApi: CoreRouteDoc } {
+export function resourceRouteConfig(
+  operation: ResourceOperation,
+  resource: ResourceDescription,
+): { coreOpenApi: CoreRouteDoc } {
   return { coreOpenApi: { operation, resource } };
 }
