@@ -58,6 +58,14 @@ describe('database failures in the error envelope', () => {
       '1',
     ],
     ['SQLite file locked', driverError('database is locked', { code: 'SQLITE_BUSY' }), 'database_busy', '1'],
+    ['deadlock', driverError('deadlock detected', { code: '40P01' }), 'database_conflict', '1'],
+    [
+      'serialization failure wrapped by MikroORM',
+      new DriverException(driverError('could not serialize access due to concurrent update', { code: '40001' })),
+      'database_conflict',
+      '1',
+    ],
+    ['lock not available', driverError('could not obtain lock on row', { code: '55P03' }), 'database_conflict', '1'],
   ])('%s: 503 with Retry-After', (_, error, reason, retryAfter) => {
     const response = toErrorResponse(error);
     expect(response.status).toBe(503);
