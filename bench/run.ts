@@ -4,7 +4,9 @@
  * check ("raw") and hand-written Fastify + MikroORM, on the same data (100,000 tasks, their projects and
  * comments), 10 connections, every server in its own process and the load generator in another,
  * servers interleaved, 3 repetitions, medians; on SQLite, then on PostgreSQL (127.0.0.1:5432). Every
- * server logs at warn; Core runs a second time at its production default (info).
+ * server logs at warn; Core runs a second time at its production default (info), and on create a third
+ * time with the transactional outbox on (EVENTS_URL to a private `nats-server -js` the bench starts),
+ * reported as create with the outbox ÷ create with in-process events.
  * Prints one table per database and the targets, writes bench/results/latest.json.
  *
  *   npm run bench                       full run, both databases
@@ -17,7 +19,9 @@
  * Options: --reps N, --duration S (per server and endpoint and repetition, in 1-second slices that
  * take turns with the other servers and the endpoints of the same group), --warmup S (once per server and endpoint).
  * The first run installs Platformatic DB into bench/.peers/platformatic (npm ci).
- * PostgreSQL down: that part is skipped with the reason (exit 0), except with CI=true, where it fails.
+ * PostgreSQL down: that part is skipped with the reason (exit 0), except with CI=true, where it fails;
+ * the same for the outbox line when nats-server cannot start. Events of the outbox line that did not
+ * all reach the stream are reported, and the run exits 1.
  * docs/performance.md has the method, how long each mode takes and the latest numbers.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,24 +31,60 @@ import { parseArgs } from 'node:util';
 import { signToken } from '@core/runtime';
 import { measureColdStart } from './lib/cold-start.js';
 import { measureGenerator } from './lib/generate.js';
-import { BUILD_DIR, RESULTS_DIR, SAMPLE_COUNT, SECRET_KEY, SERVER_LABELS, SERVER_NAMES, type DatabaseKind, type ServerName } from './lib/config.js';
-import { deepCursorPath, ENDPOINTS, platformaticDeepRowPath, serves, type Endpoint, type EndpointInputs } from './lib/endpoints.js';
+import {
+  checkOutboxEvents,
+  eventsPerCreate,
+  outboxProjectName,
+  startBenchNats,
+  tasksBefore,
+  waitForBroker,
+  type BenchNats,
+  type OutboxEventsCheck,
+} from './lib/outbox.js';
+import {
+  BUILD_DIR,
+  RESULTS_DIR,
+  SAMPLE_COUNT,
+  SECRET_KEY,
+  SERVER_LABELS,
+  SERVER_NAMES,
+  type DatabaseKind,
+  type ServerName,
+} from './lib/config.js';
+import {
+  deepCursorPath,
+  ENDPOINTS,
+  platformaticDeepRowPath,
+  serves,
+  type Endpoint,
+  type EndpointInputs,
+} from './lib/endpoints.js';
 import { LoadGenerator, requestsFor, type Tokens } from './lib/load.js';
 import { installPlatformatic, platformaticSqliteCopy, preparePlatformaticPostgres } from './lib/peers.js';
 import { BenchPostgres } from './lib/postgres.js';
 import { runProfiles } from './lib/profile.js';
 import {
   checkTargets,
+  formatOutbox,
   formatTable,
   formatTargets,
   median,
   summarize,
+  summarizeOutbox,
+  type OutboxResults,
   type PostgresResults,
   type Results,
   type Sample,
 } from './lib/report.js';
 import { seedPostgres, seedSqlite, type SeedInfo } from './lib/seed.js';
-import { cpuTimeMsOf, memoryOf, prepareServers, startServer, type RunningServer, type ServerSet } from './lib/servers.js';
+import {
+  cpuTimeMsOf,
+  memoryOf,
+  prepareServers,
+  startServer,
+  type RunningServer,
+  type ServerSet,
+} from './lib/servers.js';
 import { verifyServers } from './lib/verify.js';
 
 const { values: args } = parseArgs({
@@ -73,25 +113,32 @@ if (only && endpoints.length !== only.size) {
 }
 // A full run measures both databases; --quick stays on SQLite, to stay short, unless --db says otherwise.
 const db = args.db ?? (quick || args.profile ? 'sqlite' : 'both');
-if (db !== 'sqlite' && db !== 'postgresql' && db !== 'both') throw new Error(`--db: expected sqlite, postgresql or both, got "${db}"`);
+if (db !== 'sqlite' && db !== 'postgresql' && db !== 'both')
+  throw new Error(`--db: expected sqlite, postgresql or both, got "${db}"`);
 if (args.profile && db !== 'sqlite') throw new Error('--profile runs on SQLite only; leave out --db');
 const databases: DatabaseKind[] = db === 'both' ? ['sqlite', 'postgresql'] : [db];
 const inCi = process.env['CI'] === 'true' || process.env['CI'] === '1';
 // Core is what is measured and the floor what every ratio divides by: both always run.
-const servers: readonly ServerName[] = (() => {
-  if (!args.servers) return SERVER_NAMES;
-  const asked = new Set(args.servers.split(','));
+let servers: readonly ServerName[] = (() => {
+  const asked = args.servers ? new Set(args.servers.split(',')) : new Set<string>(SERVER_NAMES);
   const unknown = [...asked].filter((name) => !(SERVER_NAMES as readonly string[]).includes(name));
-  if (unknown.length) throw new Error(`--servers: unknown server(s) ${unknown.join(', ')}; known: ${SERVER_NAMES.join(', ')}`);
-  return SERVER_NAMES.filter((name) => name === 'core' || name === 'floor' || asked.has(name));
+  if (unknown.length)
+    throw new Error(`--servers: unknown server(s) ${unknown.join(', ')}; known: ${SERVER_NAMES.join(', ')}`);
+  // The outbox line runs only the endpoints that raise events: without one it has nothing to do.
+  const outboxLine = !args.profile && endpoints.some((e) => e.events);
+  return SERVER_NAMES.filter(
+    (name) => name === 'core' || name === 'floor' || (asked.has(name) && (name !== 'core_outbox' || outboxLine)),
+  );
 })();
-/** The servers whose cold start is measured: `core_info` is Core's bundle again. */
-const coldStartServers = servers.filter((name) => name !== 'core_info');
+/** The servers whose cold start is measured: `core_info` and `core_outbox` are Core's bundle again. */
+const coldStartServers = servers.filter((name) => name !== 'core_info' && name !== 'core_outbox');
 
 const tokens: Tokens = {
   admin: signToken({ sub: 'bench-admin', roles: ['admin'], expiresIn: '12h' }, SECRET_KEY),
   viewer: signToken({ sub: 'bench-viewer', roles: ['viewer'], expiresIn: '12h' }, SECRET_KEY),
-  many: Array.from({ length: SAMPLE_COUNT }, (_, i) => signToken({ sub: `bench-user-${i}`, roles: ['admin'], expiresIn: '12h' }, SECRET_KEY)),
+  many: Array.from({ length: SAMPLE_COUNT }, (_, i) =>
+    signToken({ sub: `bench-user-${i}`, roles: ['admin'], expiresIn: '12h' }, SECRET_KEY),
+  ),
 };
 
 const log = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -100,6 +147,9 @@ const work = mkdtempSync(join(tmpdir(), 'core-bench-'));
 const running = new Set<RunningServer>();
 let postgres: BenchPostgres | undefined;
 let load: LoadGenerator | undefined;
+/** The private broker of the outbox line, and why that line was skipped if it was. */
+let nats: BenchNats | undefined;
+let outboxSkipped: string | undefined;
 
 /** Each server's cold starts (ms), in the order measured. */
 type ColdStartRuns = Partial<Record<ServerName, number[]>>;
@@ -109,6 +159,8 @@ interface Measured {
   peakRssMb: number | null;
   /** Each server's kernel high-water mark, for context: what the same stack costs without Core. */
   peakRssByServer: Record<string, number>;
+  /** Whether the outbox line's events reached the stream; null when that line did not run. */
+  outboxEvents: OutboxEventsCheck | null;
 }
 
 /**
@@ -134,7 +186,13 @@ interface SliceTotals {
 }
 
 /** One slice: `seconds` of load on one server and endpoint, added to `totals`. */
-async function runSlice(server: RunningServer, endpoint: Endpoint, inputs: EndpointInputs, seconds: number, totals: SliceTotals): Promise<void> {
+async function runSlice(
+  server: RunningServer,
+  endpoint: Endpoint,
+  inputs: EndpointInputs,
+  seconds: number,
+  totals: SliceTotals,
+): Promise<void> {
   const requests = requestsFor(endpoint, server.name, inputs, tokens);
   const cpuBefore = cpuTimeMsOf(server.pid);
   const result = await load!.run(server.baseUrl, requests, seconds);
@@ -142,7 +200,8 @@ async function runSlice(server: RunningServer, endpoint: Endpoint, inputs: Endpo
   totals.responses += result.responses;
   totals.seconds += result.seconds;
   totals.failures += result.failures;
-  totals.cpuMs = totals.cpuMs !== null && cpuBefore !== null && cpuAfter !== null ? totals.cpuMs + cpuAfter - cpuBefore : null;
+  totals.cpuMs =
+    totals.cpuMs !== null && cpuBefore !== null && cpuAfter !== null ? totals.cpuMs + cpuAfter - cpuBefore : null;
   totals.p99s.push(result.p99Ms);
   totals.p50s.push(result.p50Ms);
   totals.rssMb = Math.max(totals.rssMb ?? 0, memoryOf(server.pid)?.rssMb ?? 0);
@@ -180,17 +239,23 @@ function measurementGroups(list: readonly Endpoint[]): Endpoint[][] {
 }
 
 /** This server's inputs: the sample ids and where its keyset page at depth 90,000 starts. */
-async function inputsOf(server: RunningServer, database: DatabaseKind, sampleIds: readonly string[]): Promise<EndpointInputs> {
+async function inputsOf(
+  server: RunningServer,
+  database: DatabaseKind,
+  sampleIds: readonly string[],
+): Promise<EndpointInputs> {
   if (server.name === 'platformatic') {
     const res = await fetch(server.baseUrl + platformaticDeepRowPath());
     const [row] = (await res.json()) as { id?: string }[];
-    if (!row?.id) throw new Error(`platformatic on ${database}: no row from ${platformaticDeepRowPath()} (status ${res.status})`);
+    if (!row?.id)
+      throw new Error(`platformatic on ${database}: no row from ${platformaticDeepRowPath()} (status ${res.status})`);
     return { database, sampleIds, deepCursor: row.id };
   }
   const res = await fetch(server.baseUrl + deepCursorPath(), { headers: { authorization: `Bearer ${tokens.admin}` } });
   const body = (await res.json()) as { meta?: { next_cursor?: string } };
   const deepCursor = body.meta?.next_cursor;
-  if (!deepCursor) throw new Error(`${server.name} on ${database}: no next_cursor from ${deepCursorPath()} (status ${res.status})`);
+  if (!deepCursor)
+    throw new Error(`${server.name} on ${database}: no next_cursor from ${deepCursorPath()} (status ${res.status})`);
   return { database, sampleIds, deepCursor };
 }
 
@@ -198,26 +263,57 @@ async function inputsOf(server: RunningServer, database: DatabaseKind, sampleIds
  * Starts the servers, each on its own copy of the data (`databaseFor`), checks that they agree,
  * then runs every endpoint on each server that serves it, interleaved, and stops them.
  */
-async function measure(database: DatabaseKind, specs: ServerSet, databaseFor: (name: ServerName) => Promise<string>, sampleIds: readonly string[]): Promise<Measured> {
+async function measure(
+  database: DatabaseKind,
+  specs: ServerSet,
+  databaseFor: (name: ServerName) => Promise<string>,
+  sampleIds: readonly string[],
+): Promise<Measured> {
   const label = database === 'sqlite' ? 'SQLite' : 'PostgreSQL';
   const started = {} as Record<ServerName, RunningServer>;
   const inputs = {} as Record<ServerName, EndpointInputs>;
+  /** The outbox line's database, its tasks before any request, and the 201s it answered: what its events are checked against. */
+  const outbox = { databaseUrl: '', tasksBefore: 0, eventsPerCreate: 0, responses201: 0 };
   try {
     for (const name of servers) {
-      const server = await startServer(specs[name], { databaseUrl: await databaseFor(name) });
+      const databaseUrl = await databaseFor(name);
+      let env: Record<string, string> | undefined;
+      if (name === 'core_outbox') {
+        Object.assign(outbox, { databaseUrl, tasksBefore: await tasksBefore(databaseUrl) });
+        env = { EVENTS_URL: nats!.url, PROJECT_NAME: outboxProjectName(database) };
+      }
+      const server = await startServer(specs[name], { databaseUrl, ...(env ? { env } : {}) });
       running.add(server);
       started[name] = server;
+      if (name === 'core_outbox') await waitForBroker(server.baseUrl);
       inputs[name] = await inputsOf(server, database, sampleIds);
     }
 
-    const problems = await verifyServers(servers.map((name) => ({ name, baseUrl: started[name].baseUrl, inputs: inputs[name] })), tokens);
-    if (problems.length > 0) throw new Error(`The servers disagree on ${label}, so their numbers would not be comparable:\n  ${problems.join('\n  ')}`);
+    const problems = await verifyServers(
+      servers.map((name) => ({ name, baseUrl: started[name].baseUrl, inputs: inputs[name] })),
+      tokens,
+    );
+    if (problems.length > 0)
+      throw new Error(
+        `The servers disagree on ${label}, so their numbers would not be comparable:\n  ${problems.join('\n  ')}`,
+      );
     log(`${label}: consistency check passed, every server returns Core's data for every endpoint it runs.`);
+    if (started.core_outbox) {
+      // The check's own create answered 201 on each server that runs it (or the run stopped above).
+      outbox.responses201 += ENDPOINTS.filter((e) => e.events).length;
+      outbox.eventsPerCreate = await eventsPerCreate(outbox.databaseUrl, outbox.tasksBefore);
+    }
 
     log(`${label}: warm-up, ${warmup}s per server and endpoint …`);
     for (const endpoint of endpoints) {
       for (const name of servers) {
-        if (serves(endpoint, name)) await load!.run(started[name].baseUrl, requestsFor(endpoint, name, inputs[name], tokens), warmup);
+        if (!serves(endpoint, name)) continue;
+        const result = await load!.run(
+          started[name].baseUrl,
+          requestsFor(endpoint, name, inputs[name], tokens),
+          warmup,
+        );
+        if (name === 'core_outbox') outbox.responses201 += result.responses;
       }
     }
 
@@ -229,7 +325,17 @@ async function measure(database: DatabaseKind, specs: ServerSet, databaseFor: (n
       const order = servers.map((_, i) => servers[(i + rep) % servers.length]!);
       for (const group of groups) {
         const totals = new Map<string, SliceTotals>(
-          group.flatMap((e) => order.filter((name) => serves(e, name)).map((name) => [`${name} ${e.name}`, { responses: 0, seconds: 0, failures: 0, cpuMs: 0, p99s: [], p50s: [], rssMb: null }] as const)),
+          group.flatMap((e) =>
+            order
+              .filter((name) => serves(e, name))
+              .map(
+                (name) =>
+                  [
+                    `${name} ${e.name}`,
+                    { responses: 0, seconds: 0, failures: 0, cpuMs: 0, p99s: [], p50s: [], rssMb: null },
+                  ] as const,
+              ),
+          ),
         );
         for (let slice = 0; slice < slices; slice++) {
           // Every other slice backwards, so no endpoint or server always comes first in a round.
@@ -245,9 +351,12 @@ async function measure(database: DatabaseKind, specs: ServerSet, databaseFor: (n
           for (const name of order) {
             const total = totals.get(`${name} ${endpoint.name}`);
             if (!total) continue;
+            if (name === 'core_outbox') outbox.responses201 += total.responses;
             const sample = sampleOf(total, rep, name, endpoint.name);
             samples.push(sample);
-            parts.push(`${name} ${Math.round(sample.rps).toLocaleString('en-US')}${sample.failures ? ` (${sample.failures} failed)` : ''}`);
+            parts.push(
+              `${name} ${Math.round(sample.rps).toLocaleString('en-US')}${sample.failures ? ` (${sample.failures} failed)` : ''}`,
+            );
           }
           log(`  ${label} rep ${rep + 1}/${reps}  ${endpoint.name.padEnd(19)} ${parts.join('  ')} req/s`);
         }
@@ -255,8 +364,28 @@ async function measure(database: DatabaseKind, specs: ServerSet, databaseFor: (n
     }
 
     const peak = memoryOf(started.core.pid)?.peakRssMb ?? null;
-    const peakRssByServer = Object.fromEntries(servers.map((name) => [name, round1(memoryOf(started[name].pid)?.peakRssMb ?? NaN)]));
-    return { samples, peakRssMb: peak === null ? null : round1(peak), peakRssByServer };
+    const peakRssByServer = Object.fromEntries(
+      servers.map((name) => [name, round1(memoryOf(started[name].pid)?.peakRssMb ?? NaN)]),
+    );
+    let outboxEvents: OutboxEventsCheck | null = null;
+    if (started.core_outbox) {
+      // While its server still runs: its relay publishes what the last slice left in the outbox.
+      outboxEvents = await checkOutboxEvents({
+        database,
+        databaseUrl: outbox.databaseUrl,
+        natsUrl: nats!.url,
+        tasksBefore: outbox.tasksBefore,
+        eventsPerCreate: outbox.eventsPerCreate,
+        responses201: outbox.responses201,
+      });
+      const e = outboxEvents;
+      if (e.ok)
+        log(
+          `${label}: outbox events checked: ${e.created} creates × ${e.events_per_create} events = ${e.outbox_rows} outbox rows, ${e.pending} pending, ${e.messages} messages in ${e.stream}.`,
+        );
+      else log(`${label}: !!! OUTBOX EVENTS MISMATCH: ${e.problem}`);
+    }
+    return { samples, peakRssMb: peak === null ? null : round1(peak), peakRssByServer, outboxEvents };
   } finally {
     for (const server of Object.values(started)) {
       await server.stop();
@@ -277,13 +406,28 @@ async function main(): Promise<void> {
     if (typeof connected === 'string') {
       if (inCi) throw new Error(`${connected}. CI must run the PostgreSQL part of the bench.`);
       pgSkipped = connected;
-      log(`Skipping the PostgreSQL part: ${connected}. Start it, or point CORE_BENCH_PG_URL at a server with trust auth.`);
+      log(
+        `Skipping the PostgreSQL part: ${connected}. Start it, or point CORE_BENCH_PG_URL at a server with trust auth.`,
+      );
     } else {
       postgres = connected;
     }
   }
   const sqlite = databases.includes('sqlite');
   if (!sqlite && !postgres) return; // only PostgreSQL was asked for, and it is down: nothing measured, nothing written
+
+  if (servers.includes('core_outbox')) {
+    const broker = await startBenchNats(work);
+    if (typeof broker === 'string') {
+      if (inCi) throw new Error(`${broker}. CI must run the bench's outbox line.`);
+      outboxSkipped = broker;
+      servers = servers.filter((name) => name !== 'core_outbox');
+      log(`Skipping the outbox line (create with EVENTS_URL): ${broker}.`);
+    } else {
+      nats = broker;
+      log(`Outbox line: ${broker.version} with JetStream at ${broker.url}.`);
+    }
+  }
 
   // Seeding needs the tables of the generated project; Platformatic DB installs meanwhile.
   const seedPath = join(work, 'seed.db');
@@ -301,13 +445,21 @@ async function main(): Promise<void> {
   if (sqlite) {
     log(`Seeding ${seedPath} …`);
     seed = await seedSqlite(seedPath, schemaScript);
-    log(`  SQLite: ${seed.rows.toLocaleString('en-US')} tasks, ${seed.comments.toLocaleString('en-US')} comments in ${seed.ms} ms`);
+    log(
+      `  SQLite: ${seed.rows.toLocaleString('en-US')} tasks, ${seed.comments.toLocaleString('en-US')} comments in ${seed.ms} ms`,
+    );
   }
 
-  let sqliteRun: (Measured & { coldRuns: ColdStartRuns; generator: ReturnType<typeof measureGenerator>; loadAverage: number[] }) | undefined;
+  let sqliteRun:
+    | (Measured & { coldRuns: ColdStartRuns; generator: ReturnType<typeof measureGenerator>; loadAverage: number[] })
+    | undefined;
   if (seed) {
     if (args.profile) {
-      await runProfiles(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, { duration: Number(args.duration ?? 10), warmup: Number(args.warmup ?? 3), only });
+      await runProfiles(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
+        duration: Number(args.duration ?? 10),
+        warmup: Number(args.warmup ?? 3),
+        only,
+      });
       return;
     }
     /** Each server's copy of `seed.db`; Platformatic DB's with the declared column types it maps. */
@@ -322,13 +474,23 @@ async function main(): Promise<void> {
     // (docs/performance.md, "Cold start"). The servers take turns, so they see the same machine.
     log(`Cold start: ${coldStartRounds} rounds of ${coldStartServers.join(', ')}, in turn …`);
     const coldRuns: ColdStartRuns = {};
-    const coldDbs = Object.fromEntries(coldStartServers.map((name) => [name, sqliteCopy(name, `cold-start-${name}.db`)]));
+    const coldDbs = Object.fromEntries(
+      coldStartServers.map((name) => [name, sqliteCopy(name, `cold-start-${name}.db`)]),
+    );
     const coldPath = `/tasks/${seed.sampleIds[0]!}`;
     for (let i = 0; i < coldStartRounds; i++) {
-      for (const name of coldStartServers) (coldRuns[name] ??= []).push(Math.round(await measureColdStart(specs.sqlite![name], coldDbs[name]!, coldPath, tokens.admin)));
+      for (const name of coldStartServers)
+        (coldRuns[name] ??= []).push(
+          Math.round(await measureColdStart(specs.sqlite![name], coldDbs[name]!, coldPath, tokens.admin)),
+        );
     }
 
-    const measured = await measure('sqlite', specs.sqlite!, async (name) => sqliteCopy(name, `${name}.db`), seed.sampleIds);
+    const measured = await measure(
+      'sqlite',
+      specs.sqlite!,
+      async (name) => sqliteCopy(name, `${name}.db`),
+      seed.sampleIds,
+    );
 
     log('  generator: core generate on 30 resources, core startapp');
     sqliteRun = { ...measured, coldRuns, generator: measureGenerator(), loadAverage: loadAverage() };
@@ -340,7 +502,9 @@ async function main(): Promise<void> {
     const seedUrl = await pgDatabases.createSeed();
     log(`Seeding PostgreSQL database ${pgDatabases.seedName} …`);
     const pgSeed = await seedPostgres(seedUrl, schemaScript);
-    log(`  PostgreSQL: ${pgSeed.rows.toLocaleString('en-US')} tasks, ${pgSeed.comments.toLocaleString('en-US')} comments in ${pgSeed.ms} ms`);
+    log(
+      `  PostgreSQL: ${pgSeed.rows.toLocaleString('en-US')} tasks, ${pgSeed.comments.toLocaleString('en-US')} comments in ${pgSeed.ms} ms`,
+    );
     const copyFor = async (name: ServerName): Promise<string> => {
       const url = await pgDatabases.copyFor(name);
       if (name === 'platformatic') await preparePlatformaticPostgres(url);
@@ -361,8 +525,19 @@ async function main(): Promise<void> {
     bundle_external: policy.external,
   };
   const coldStartMs = sqliteRun?.coldRuns.core ? Math.round(median(sqliteRun.coldRuns.core)) : null;
-  const coldStartByServer = sqliteRun ? Object.fromEntries(Object.entries(sqliteRun.coldRuns).map(([name, runs]) => [name, Math.round(median(runs))])) : {};
+  const coldStartByServer = sqliteRun
+    ? Object.fromEntries(Object.entries(sqliteRun.coldRuns).map(([name, runs]) => [name, Math.round(median(runs))]))
+    : {};
   const summary = sqliteRun ? summarize(sqliteRun.samples) : {};
+  /** The outbox line's part of one database's results: its figures, or why it did not run. */
+  const outboxOf = (run: Measured): OutboxResults | undefined =>
+    run.outboxEvents
+      ? summarizeOutbox(run.samples, run.outboxEvents)
+      : outboxSkipped
+        ? { skipped: outboxSkipped }
+        : undefined;
+  const sqliteOutbox = sqliteRun ? outboxOf(sqliteRun) : undefined;
+  const pgOutbox = pgRun ? outboxOf(pgRun) : undefined;
   let postgresql: Results['postgresql'];
   if (pgRun) {
     const pgSummary = summarize(pgRun.samples);
@@ -371,6 +546,7 @@ async function main(): Promise<void> {
       peak_rss_mb: pgRun.peakRssMb,
       // Cold start and the generator are measured once, in the SQLite part.
       targets: checkTargets(pgRun.samples, pgSummary, null, pgRun.peakRssMb).filter((check) => check.value !== null),
+      ...(pgOutbox ? { outbox: pgOutbox } : {}),
       run: {
         server_version: pgRun.version,
         ...options,
@@ -388,7 +564,10 @@ async function main(): Promise<void> {
     peak_rss_mb: sqliteRun?.peakRssMb ?? null,
     generate_30_ms: sqliteRun?.generator.generate_30_ms ?? null,
     startapp_ms: sqliteRun?.generator.startapp_ms ?? null,
-    targets: sqliteRun ? checkTargets(sqliteRun.samples, summary, coldStartMs, sqliteRun.peakRssMb, sqliteRun.generator) : [],
+    targets: sqliteRun
+      ? checkTargets(sqliteRun.samples, summary, coldStartMs, sqliteRun.peakRssMb, sqliteRun.generator)
+      : [],
+    ...(sqliteOutbox ? { outbox: sqliteOutbox } : {}),
     run: {
       date: new Date().toISOString(),
       mode: quick ? 'quick' : 'full',
@@ -397,6 +576,7 @@ async function main(): Promise<void> {
       load_average_at_end: sqliteRun?.loadAverage ?? null,
       core_node_flags: specs.sqlite?.core.nodeFlags ?? specs.postgresql?.core.nodeFlags ?? [],
       peers: { platformatic: '@platformatic/db 2.61.0 (bench/peers/platformatic), REST only, pool 10, log level warn' },
+      ...(nats ? { outbox_broker: `${nats.version}, -js, private to the run, on this machine` } : {}),
       cold_start_ms_by_server: coldStartByServer,
       cold_start_runs_ms: sqliteRun?.coldRuns ?? {},
       peak_rss_mb_by_server: sqliteRun?.peakRssByServer ?? {},
@@ -409,13 +589,22 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   const others = (peaks: Record<string, number>): string =>
-    servers.filter((name) => name !== 'core').map((name) => `${SERVER_LABELS[name]} ${peaks[name]} MB`).join(', ');
+    servers
+      .filter((name) => name !== 'core')
+      .map((name) => `${SERVER_LABELS[name]} ${peaks[name]} MB`)
+      .join(', ');
   if (sqliteRun) {
-    const colds = Object.entries(coldStartByServer).filter(([name]) => name !== 'core').map(([name, ms]) => `${SERVER_LABELS[name as ServerName]} ${ms} ms`).join(', ');
+    const colds = Object.entries(coldStartByServer)
+      .filter(([name]) => name !== 'core')
+      .map(([name, ms]) => `${SERVER_LABELS[name as ServerName]} ${ms} ms`)
+      .join(', ');
     log('\nSQLite\n');
     log(formatTable(results.endpoints));
     log('');
-    log(`cold start ${coldStartMs} ms (runs: ${sqliteRun.coldRuns.core?.join(', ')}; ${colds}), peak RSS ${results.peak_rss_mb} MB (${others(sqliteRun.peakRssByServer)})`);
+    log(
+      `cold start ${coldStartMs} ms (runs: ${sqliteRun.coldRuns.core?.join(', ')}; ${colds}), peak RSS ${results.peak_rss_mb} MB (${others(sqliteRun.peakRssByServer)})`,
+    );
+    if (sqliteOutbox) log(formatOutbox(sqliteOutbox));
     log('');
     log(formatTargets(results.targets));
   }
@@ -424,12 +613,23 @@ async function main(): Promise<void> {
     log(formatTable(postgresql.endpoints));
     log('');
     log(`peak RSS ${postgresql.peak_rss_mb} MB (${others(pgRun.peakRssByServer)})`);
+    if (pgOutbox) log(formatOutbox(pgOutbox));
     log('');
     log(formatTargets(postgresql.targets));
   } else if (pgSkipped) {
     log(`\nPostgreSQL: skipped (${pgSkipped}).`);
   }
-  log(`\nWrote bench/results/latest.json (${results.run['wall_s']} s). Load average: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  log(
+    `\nWrote bench/results/latest.json (${results.run['wall_s']} s). Load average: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
+  const broken = [sqliteRun, pgRun].filter((run) => run?.outboxEvents && !run.outboxEvents.ok).length;
+  if (broken > 0) {
+    // The figures are written and printed, but the run must not pass as valid.
+    log(`\n!!! The outbox line's events did not all reach the stream on ${broken} database(s) (see above): exit 1.`);
+    process.exitCode = 1;
+  }
 }
 
 let cleaning: Promise<void> | undefined;
@@ -437,8 +637,13 @@ let cleaning: Promise<void> | undefined;
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     for (const server of running) await server.stop().catch(() => undefined);
+    await nats?.stop().catch(() => undefined);
     await load?.stop().catch(() => undefined);
-    await postgres?.dropAll().catch((err: Error) => log(`Could not drop the bench's PostgreSQL databases (${postgres?.seedName}*): ${err.message}`));
+    await postgres
+      ?.dropAll()
+      .catch((err: Error) =>
+        log(`Could not drop the bench's PostgreSQL databases (${postgres?.seedName}*): ${err.message}`),
+      );
     rmSync(work, { recursive: true, force: true });
     // A profile run keeps its bundles: their source maps are what the .cpuprofile files map back through.
     if (!args.profile) rmSync(BUILD_DIR, { recursive: true, force: true });

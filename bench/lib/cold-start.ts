@@ -20,7 +20,12 @@ function getStatus(url: string, token: string): Promise<number> {
 }
 
 /** One measurement in ms; the process is stopped before returning. */
-export async function measureColdStart(spec: ServerSpec, databaseUrl: string, path: string, token: string): Promise<number> {
+export async function measureColdStart(
+  spec: ServerSpec,
+  databaseUrl: string,
+  path: string,
+  token: string,
+): Promise<number> {
   const port = await freePort();
   const devNull = openSync('/dev/null', 'w');
   const started = performance.now();
@@ -34,7 +39,8 @@ export async function measureColdStart(spec: ServerSpec, databaseUrl: string, pa
   try {
     const deadline = started + 30_000;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`the ${spec.name} server exited with code ${child.exitCode} during the cold-start measurement`);
+      if (child.exitCode !== null)
+        throw new Error(`the ${spec.name} server exited with code ${child.exitCode} during the cold-start measurement`);
       if ((await getStatus(`http://127.0.0.1:${port}${path}`, token)) === 200) return performance.now() - started;
       if (performance.now() > deadline) throw new Error(`the ${spec.name} server gave no 200 within 30 s`);
       await new Promise((r) => setTimeout(r, 5));

@@ -25,7 +25,9 @@ export type DatabaseKind = 'sqlite' | 'postgresql';
  */
 export const PG_ADMIN_URLS: readonly string[] = (() => {
   const configured = process.env['CORE_BENCH_PG_URL'] ?? process.env['CORE_TEST_PG_URL'];
-  return configured ? [configured] : ['postgresql://postgres@127.0.0.1:5432/test', 'postgresql://postgres@127.0.0.1:5432/postgres'];
+  return configured
+    ? [configured]
+    : ['postgresql://postgres@127.0.0.1:5432/test', 'postgresql://postgres@127.0.0.1:5432/postgres'];
 })();
 
 /** Rows the bench writes into `tasks`. */
@@ -72,20 +74,36 @@ export const SEARCH_BODY = {
 } as const;
 
 /** Body of the create endpoint (the same for every request; titles are not unique). */
-export const CREATE_BODY = { title: 'Benchmark task', description: 'created by npm run bench', priority: 'high', assignee_email: 'bench@example.com' };
+export const CREATE_BODY = {
+  title: 'Benchmark task',
+  description: 'created by npm run bench',
+  priority: 'high',
+  assignee_email: 'bench@example.com',
+};
 
 /**
  * The servers, each in its own process on its own copy of the data:
  * - `core`: the CLI-generated project at the comparison's log level (`COMPARISON_LOG_LEVEL`);
  * - `core_info`: the same bundle at its production default (info: one JSON line per request);
+ * - `core_outbox`: the same bundle at the comparison's log level with `EVENTS_URL` set, so its events go
+ *   through the transactional outbox to a private NATS JetStream server (outbox.ts); it runs only the
+ *   endpoints that raise events (`create`), against `core`'s in-process events;
  * - `floor`: Fastify 5 + the driver's prepared statements, the same routes and validation, no auth, no
  *   logging: what this stack costs with nothing on top (the reference of every "× floor");
  * - `platformatic`: Platformatic DB 2.61.0 serving the same tables (installed on demand, see peers.ts);
  * - `raw`: the floor's code plus a JWT check, the policies and the Vary header (authenticated floor);
  * - `mikro`: hand-written Fastify + MikroORM, the same auth as `raw`.
  */
-export type ServerName = 'core' | 'core_info' | 'floor' | 'platformatic' | 'raw' | 'mikro';
-export const SERVER_NAMES: readonly ServerName[] = ['core', 'core_info', 'floor', 'platformatic', 'raw', 'mikro'];
+export type ServerName = 'core' | 'core_outbox' | 'core_info' | 'floor' | 'platformatic' | 'raw' | 'mikro';
+export const SERVER_NAMES: readonly ServerName[] = [
+  'core',
+  'core_outbox',
+  'core_info',
+  'floor',
+  'platformatic',
+  'raw',
+  'mikro',
+];
 
 /** The servers that do not authenticate: a restricted role or a thousand tokens mean nothing to them. */
 export const UNAUTHENTICATED: ReadonlySet<ServerName> = new Set(['floor', 'platformatic']);
@@ -93,6 +111,7 @@ export const UNAUTHENTICATED: ReadonlySet<ServerName> = new Set(['floor', 'platf
 /** What the table calls each server. */
 export const SERVER_LABELS: Record<ServerName, string> = {
   core: 'Core',
+  core_outbox: 'Core, outbox + NATS',
   core_info: 'Core, log level info',
   floor: 'floor',
   platformatic: 'Platformatic DB',

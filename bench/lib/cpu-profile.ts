@@ -52,18 +52,42 @@ export interface ProfileSummary {
 /** Layers, first match wins; `source` is a repo-relative path, a `node:` module or a package path. */
 const LAYERS: [string, RegExp][] = [
   ['JWT', /^runtime\/src\/auth\/(jwt|token-cache)\.ts|node_modules\/fast-jwt\//],
-  ['context (auth → CoreContext, ALS)', /^runtime\/src\/(auth|context)\/|^node:(async_hooks|internal\/async_hooks|internal\/async_local_storage)/],
+  [
+    'context (auth → CoreContext, ALS)',
+    /^runtime\/src\/(auth|context)\/|^node:(async_hooks|internal\/async_hooks|internal\/async_local_storage)/,
+  ],
   ['DI scope', /^runtime\/src\/container\//],
-  ['mapping (rows → objects)', /^runtime\/src\/search\/(row-loader|codecs)\.ts/],
-  ['read path (Core search: analyze, compile, bind, cursor)', /^runtime\/src\/search\/|^runtime\/src\/data\/(repository|service|repository-input)\.ts/],
-  ['unit of work (writes)', /^runtime\/src\/(uow|events)\//],
-  ['SQL (SQLite execution, Database.select, pool, ORM)', /^runtime\/src\/data\/database\.ts|node_modules\/(better-sqlite3|knex|tarn|@mikro-orm)\//],
-  ['serialization (schema serializer, envelope)', /^runtime\/src\/schema\/|^runtime\/src\/http\/core-json-response\.ts|node_modules\/fast-json-stringify\//],
+  ['mapping (rows → objects)', /^runtime\/src\/(search\/row-loader|model\/codecs)\.ts/],
+  [
+    'read path (Core search: analyze, compile, bind, cursor)',
+    /^runtime\/src\/(search|model)\/|^runtime\/src\/data\/(repository|service|repository-input)\.ts/,
+  ],
+  ['unit of work (writes)', /^runtime\/src\/(uow|events|outbox)\//],
+  [
+    'SQL (SQLite execution, Database.select, pool, ORM)',
+    /^runtime\/src\/db\/|node_modules\/(better-sqlite3|knex|tarn|@mikro-orm)\//,
+  ],
+  [
+    'serialization (schema serializer, envelope)',
+    /^runtime\/src\/schema\/|^runtime\/src\/http\/core-json-response\.ts|node_modules\/fast-json-stringify\//,
+  ],
   // The generated project's own files (its routers, plugin, main.ts) count with Core's HTTP layer.
-  ['Core HTTP (CoreAPIRoute guard, Vary, body parser, errors)', new RegExp(`^runtime/src/(http|kernel)/|^fixtures/|(^|/)${PROJECT_NAME}/src/`)],
-  ['logging (pino, request line)', /^runtime\/src\/logging\/|node_modules\/(pino|pino-std-serializers|sonic-boom|fast-redact|@pinojs|quick-format-unescaped|thread-stream|on-exit-leak-free|fast-safe-stringify)\//],
-  ['Fastify (routing, hooks, validation, reply)', /node_modules\/(fastify|find-my-way|avvio|@fastify|ajv|ajv-formats|fast-querystring|fast-uri|secure-json-parse|light-my-request|toad-cache|process-warning|rfdc|abstract-logging|ret|safe-regex2|fast-decode-uri-component|json-schema-ref-resolver|fastify-plugin)\//],
-  ['Node HTTP, net, streams, event loop', /^node:(_http|http|net|stream|events|internal\/(http|streams|stream_base_commons|timers|process\/task_queues|net|dns|url|validators|errors|util|buffer|event_target|perf))/],
+  [
+    'Core HTTP (CoreAPIRoute guard, Vary, body parser, errors)',
+    new RegExp(`^runtime/src/(http|kernel)/|^fixtures/|(^|/)${PROJECT_NAME}/src/`),
+  ],
+  [
+    'logging (pino, request line)',
+    /^runtime\/src\/logging\/|node_modules\/(pino|pino-std-serializers|sonic-boom|fast-redact|@pinojs|quick-format-unescaped|thread-stream|on-exit-leak-free|fast-safe-stringify)\//,
+  ],
+  [
+    'Fastify (routing, hooks, validation, reply)',
+    /node_modules\/(fastify|find-my-way|avvio|@fastify|ajv|ajv-formats|fast-querystring|fast-uri|secure-json-parse|light-my-request|toad-cache|process-warning|rfdc|abstract-logging|ret|safe-regex2|fast-decode-uri-component|json-schema-ref-resolver|fastify-plugin)\//,
+  ],
+  [
+    'Node HTTP, net, streams, event loop',
+    /^node:(_http|http|net|stream|events|internal\/(http|streams|stream_base_commons|timers|process\/task_queues|net|dns|url|validators|errors|util|buffer|event_target|perf))/,
+  ],
   ['Node HTTP, net, streams, event loop', /^node:(buffer|util|url|timers)$/],
   // The baseline servers' own code; their better-sqlite3 calls are native frames charged here too.
   ['baseline handlers (JS + SQLite)', /^bench\/servers\//],
@@ -101,14 +125,20 @@ class SourceResolver {
     }
     if (entry) {
       const found = entry.map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string };
-      if (found.originalSource) return relative(ROOT, resolve(entry.dir, found.originalSource.replace(/^file:\/\//, '')));
+      if (found.originalSource)
+        return relative(ROOT, resolve(entry.dir, found.originalSource.replace(/^file:\/\//, '')));
     }
     return relative(ROOT, path);
   }
 }
 
 /** Window bounds are in microseconds of the monotonic clock (`process.hrtime` / V8's profile clock). */
-export function summarizeProfile(profile: CpuProfile, windowStartUs: number, windowEndUs: number, topN = 25): ProfileSummary {
+export function summarizeProfile(
+  profile: CpuProfile,
+  windowStartUs: number,
+  windowEndUs: number,
+  topN = 25,
+): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parentOf = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
@@ -124,7 +154,8 @@ export function summarizeProfile(profile: CpuProfile, windowStartUs: number, win
     sourceOf.set(id, source);
     const parent = parentOf.get(id);
     let result = classify(source, node.callFrame.functionName);
-    if (result === null) result = parent !== undefined && byId.get(parent)!.callFrame.functionName !== '(root)' ? layer(parent) : 'other';
+    if (result === null)
+      result = parent !== undefined && byId.get(parent)!.callFrame.functionName !== '(root)' ? layer(parent) : 'other';
     layerOf.set(id, result);
     return result;
   };
@@ -155,7 +186,13 @@ export function summarizeProfile(profile: CpuProfile, windowStartUs: number, win
     const source = sourceOf.get(id) ?? '';
     const fn = frame.functionName || '(anonymous)';
     const key = `${fn}@${source}`;
-    const entry = functions.get(key) ?? { name: fn, source: source || '(native / generated)', layer: name, ms: 0, pct: 0 };
+    const entry = functions.get(key) ?? {
+      name: fn,
+      source: source || '(native / generated)',
+      layer: name,
+      ms: 0,
+      pct: 0,
+    };
     entry.ms += us / 1000;
     functions.set(key, entry);
   }
@@ -163,7 +200,9 @@ export function summarizeProfile(profile: CpuProfile, windowStartUs: number, win
   return {
     busyMs: Math.round(busyUs / 1000),
     idleMs: Math.round(idleUs / 1000),
-    byLayer: [...layers].sort((a, b) => b[1] - a[1]).map(([name, us]) => ({ layer: name, ms: Math.round(us / 1000), pct: pct(us) })),
+    byLayer: [...layers]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, us]) => ({ layer: name, ms: Math.round(us / 1000), pct: pct(us) })),
     top: [...functions.values()]
       .sort((a, b) => b.ms - a.ms)
       .slice(0, topN)

@@ -3,7 +3,16 @@
  * thousand tokens), identical for the servers except for what only a server can provide (its own
  * opaque cursor at depth 90,000) and Platformatic DB's own spelling of the same query.
  */
-import { CREATE_BODY, DEPTH, PAGE, SEARCH_BODY, SEARCH_WORD, UNAUTHENTICATED, type DatabaseKind, type ServerName } from './config.js';
+import {
+  CREATE_BODY,
+  DEPTH,
+  PAGE,
+  SEARCH_BODY,
+  SEARCH_WORD,
+  UNAUTHENTICATED,
+  type DatabaseKind,
+  type ServerName,
+} from './config.js';
 
 export type Role = 'admin' | 'viewer';
 
@@ -44,6 +53,12 @@ export interface Endpoint {
   writes?: boolean;
   /** Endpoints of one group are measured in alternating slices: those a target compares with each other. */
   group?: string;
+  /**
+   * Raises events (the entity's `tasks.created` and the task app's own): also run by `core_outbox`,
+   * Core with the transactional outbox on, against `core`'s in-process events. The reads raise none,
+   * so that line skips them.
+   */
+  events?: boolean;
   /** Only these servers serve it (default: all that can; see `serves`). */
   servers?: readonly ServerName[];
   /**
@@ -81,7 +96,16 @@ export const ENDPOINTS: readonly Endpoint[] = [
     group: 'by_id',
     platformatic: { method: 'GET', paths: byIdPaths, status: 200 },
   },
-  { name: 'by_id_restricted', label: 'GET by id (restricted role)', method: 'GET', paths: byIdPaths, role: 'viewer', status: 200, group: 'by_id', peerEndpoint: 'by_id' },
+  {
+    name: 'by_id_restricted',
+    label: 'GET by id (restricted role)',
+    method: 'GET',
+    paths: byIdPaths,
+    role: 'viewer',
+    status: 200,
+    group: 'by_id',
+    peerEndpoint: 'by_id',
+  },
   {
     name: 'by_id_many_tokens',
     label: 'GET by id (1,000 tokens)',
@@ -103,7 +127,16 @@ export const ENDPOINTS: readonly Endpoint[] = [
     group: 'list',
     platformatic: { method: 'GET', paths: () => [`/tasks/?${PLT_PAGE}`], status: 200 },
   },
-  { name: 'list_restricted', label: 'list, first page (restricted role)', method: 'GET', paths: () => [`/tasks/?limit=${PAGE}`], role: 'viewer', status: 200, group: 'list', peerEndpoint: 'list' },
+  {
+    name: 'list_restricted',
+    label: 'list, first page (restricted role)',
+    method: 'GET',
+    paths: () => [`/tasks/?limit=${PAGE}`],
+    role: 'viewer',
+    status: 200,
+    group: 'list',
+    peerEndpoint: 'list',
+  },
   {
     name: 'keyset_90k',
     label: `keyset page at depth ${DEPTH.toLocaleString('en-US')}`,
@@ -162,11 +195,18 @@ export const ENDPOINTS: readonly Endpoint[] = [
     role: 'admin',
     status: 201,
     writes: true,
+    events: true,
     platformatic: {
       method: 'POST',
       paths: () => ['/tasks/'],
       // Its create schema requires every non-null column, defaults or not: `isCompleted` is sent.
-      body: { title: CREATE_BODY.title, description: CREATE_BODY.description, priority: CREATE_BODY.priority, assigneeEmail: CREATE_BODY.assignee_email, isCompleted: false },
+      body: {
+        title: CREATE_BODY.title,
+        description: CREATE_BODY.description,
+        priority: CREATE_BODY.priority,
+        assigneeEmail: CREATE_BODY.assignee_email,
+        isCompleted: false,
+      },
       status: 200,
     },
   },
@@ -174,6 +214,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
 /** Whether `server` runs `endpoint` (the others show "–" in its line). */
 export function serves(endpoint: Endpoint, server: ServerName): boolean {
+  if (server === 'core_outbox') return endpoint.events === true;
   if (UNAUTHENTICATED.has(server) && endpoint.peerEndpoint) return false;
   if (server === 'platformatic') return endpoint.platformatic !== undefined;
   return endpoint.servers ? endpoint.servers.includes(server) : true;

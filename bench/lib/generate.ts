@@ -33,7 +33,10 @@ export function measureGenerator(): GeneratorTimings {
     timedCore(['--help'], dir); // builds the CLI bundle if a source changed
     timedCore(['init', 'gen30', '--no-install'], dir);
     const project = join(dir, 'gen30');
-    const seed = JSON.parse(readFileSync(join(ROOT, 'fixtures/specs/tasks.resource.json'), 'utf8')) as Record<string, unknown>;
+    const seed = JSON.parse(readFileSync(join(ROOT, 'fixtures/specs/tasks.resource.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     for (let i = 1; i <= RESOURCES; i++) {
       const name = `res_${String(i).padStart(2, '0')}`;
       mkdirSync(join(project, 'src/apps', name), { recursive: true });

@@ -18,7 +18,12 @@ async function run(spec: LoadRun): Promise<LoadResult> {
   const result = await autocannon({
     url: spec.baseUrl,
     // Each connection cycles through the list; autocannon builds every request's bytes once, up front.
-    requests: spec.requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers, ...(r.body !== undefined ? { body: r.body } : {}) })),
+    requests: spec.requests.map((r) => ({
+      method: r.method,
+      path: r.path,
+      headers: r.headers,
+      ...(r.body !== undefined ? { body: r.body } : {}),
+    })),
     connections: spec.connections,
     pipelining: 1,
     duration: spec.seconds,

@@ -49,7 +49,12 @@ export interface Tokens {
  * Platformatic DB's spelling of them), each with its token. Every server gets the same headers, the
  * unauthenticated ones included, so each parses the same bytes.
  */
-export function requestsFor(endpoint: Endpoint, server: ServerName, inputs: EndpointInputs, tokens: Tokens): LoadRequest[] {
+export function requestsFor(
+  endpoint: Endpoint,
+  server: ServerName,
+  inputs: EndpointInputs,
+  tokens: Tokens,
+): LoadRequest[] {
   const peer = server === 'platformatic' ? endpoint.platformatic : undefined;
   if (server === 'platformatic' && !peer) throw new Error(`Platformatic DB does not serve ${endpoint.name}`);
   const method = peer?.method ?? endpoint.method;
@@ -60,7 +65,12 @@ export function requestsFor(endpoint: Endpoint, server: ServerName, inputs: Endp
   return Array.from({ length: count }, (_, i) => {
     const headers: Record<string, string> = { authorization: `Bearer ${tokenList[i % tokenList.length]!}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    return { method, path: paths[i % paths.length]!, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) };
+    return {
+      method,
+      path: paths[i % paths.length]!,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    };
   });
 }
 

@@ -36,15 +36,25 @@ const run = promisify(execFile);
 export async function installPlatformatic(log: (line: string) => void): Promise<void> {
   mkdirSync(PLATFORMATIC_DIR, { recursive: true });
   for (const file of FILES) copyFileSync(join(SOURCE, file), join(PLATFORMATIC_DIR, file));
-  const lockHash = createHash('sha256').update(readFileSync(join(SOURCE, 'package-lock.json'))).digest('hex');
-  if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === lockHash && existsSync(join(PLATFORMATIC_DIR, 'node_modules/@platformatic/db'))) return;
+  const lockHash = createHash('sha256')
+    .update(readFileSync(join(SOURCE, 'package-lock.json')))
+    .digest('hex');
+  if (
+    existsSync(STAMP) &&
+    readFileSync(STAMP, 'utf8') === lockHash &&
+    existsSync(join(PLATFORMATIC_DIR, 'node_modules/@platformatic/db'))
+  )
+    return;
   log('  Platformatic DB: npm ci in bench/.peers/platformatic (once per lock file change; about two minutes) …');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   try {
     await run(npm, ['ci', '--no-audit', '--no-fund'], { cwd: PLATFORMATIC_DIR, maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {
     const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-    throw new Error(`npm ci for Platformatic DB failed in ${PLATFORMATIC_DIR} (leave it out with --servers):\n${stderr || stdout || (error as Error).message}`, { cause: error });
+    throw new Error(
+      `npm ci for Platformatic DB failed in ${PLATFORMATIC_DIR} (leave it out with --servers):\n${stderr || stdout || (error as Error).message}`,
+      { cause: error },
+    );
   }
   writeFileSync(STAMP, lockHash);
 }
@@ -79,7 +89,9 @@ export function platformaticSqliteCopy(seedPath: string, dest: string): void {
            project_id uuid null
          )`,
       ).run();
-      db.prepare('insert into tasks_typed select id, title, description, priority, is_completed, assignee_email, project_id from tasks').run();
+      db.prepare(
+        'insert into tasks_typed select id, title, description, priority, is_completed, assignee_email, project_id from tasks',
+      ).run();
       db.prepare('drop table tasks').run();
       db.prepare('drop table projects').run();
       db.prepare('alter table tasks_typed rename to tasks').run();

@@ -58,7 +58,8 @@ export class BenchPostgres {
   /** Drops every database this run created (connected servers are disconnected: `with (force)`). */
   async dropAll(): Promise<void> {
     // Newest first: the servers' copies, then `core_bench_<pid>`, which they were made from.
-    for (const name of this.created.splice(0).reverse()) await this.admin(`drop database if exists "${name}" with (force)`);
+    for (const name of this.created.splice(0).reverse())
+      await this.admin(`drop database if exists "${name}" with (force)`);
   }
 
   private async create(name: string, template?: string): Promise<void> {

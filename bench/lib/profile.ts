@@ -44,19 +44,36 @@ interface ProfileContext {
   options: { duration: number; warmup: number };
 }
 
-async function profileOne(spec: ServerSpec, endpoint: Endpoint, { seedDb, workDir, sampleIds, tokens, load, options }: ProfileContext): Promise<ProfiledRun> {
+async function profileOne(
+  spec: ServerSpec,
+  endpoint: Endpoint,
+  { seedDb, workDir, sampleIds, tokens, load, options }: ProfileContext,
+): Promise<ProfiledRun> {
   const dbPath = join(workDir, `profile-${spec.name}-${endpoint.name}.db`);
   copyFileSync(seedDb, dbPath);
   const file = `${spec.name}-${endpoint.name}.cpuprofile`;
   rmSync(join(PROFILE_DIR, file), { force: true });
   const server = await startServer(spec, {
     databaseUrl: `sqlite:${dbPath}`,
-    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${file}`, '--cpu-prof-interval=500', '--import', pathToFileURL(join(BUILD_DIR, 'exit-on-sigterm.mjs')).href],
+    nodeFlags: [
+      '--cpu-prof',
+      `--cpu-prof-dir=${PROFILE_DIR}`,
+      `--cpu-prof-name=${file}`,
+      '--cpu-prof-interval=500',
+      '--import',
+      pathToFileURL(join(BUILD_DIR, 'exit-on-sigterm.mjs')).href,
+    ],
   });
   try {
     // The keyset page needs this server's own cursor after row 90,000 (one request before the warm-up).
-    const res = await fetch(server.baseUrl + deepCursorPath(), { headers: { authorization: `Bearer ${tokens.admin}` } });
-    const inputs = { database: 'sqlite' as const, sampleIds, deepCursor: ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor };
+    const res = await fetch(server.baseUrl + deepCursorPath(), {
+      headers: { authorization: `Bearer ${tokens.admin}` },
+    });
+    const inputs = {
+      database: 'sqlite' as const,
+      sampleIds,
+      deepCursor: ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor,
+    };
     const cycle = requestsFor(endpoint, spec.name, inputs, tokens);
     await load.run(server.baseUrl, cycle, options.warmup);
     const startUs = Number(process.hrtime.bigint() / 1000n);
@@ -88,13 +105,20 @@ async function profileOne(spec: ServerSpec, endpoint: Endpoint, { seedDb, workDi
 function print(run: ProfiledRun, floor: ProfiledRun | undefined): void {
   const perReq = (ms: number): string => ((ms * 1000) / run.requests).toFixed(1).padStart(7);
   const out = process.stdout;
-  out.write(`\n=== ${run.server} ${run.endpoint}: ${run.rps.toLocaleString('en-US')} req/s, ${run.cpuUsPerRequest} CPU µs/request`);
-  out.write(floor ? ` (floor: ${floor.cpuUsPerRequest} µs/request at ${floor.rps.toLocaleString('en-US')} req/s)\n` : '\n');
+  out.write(
+    `\n=== ${run.server} ${run.endpoint}: ${run.rps.toLocaleString('en-US')} req/s, ${run.cpuUsPerRequest} CPU µs/request`,
+  );
+  out.write(
+    floor ? ` (floor: ${floor.cpuUsPerRequest} µs/request at ${floor.rps.toLocaleString('en-US')} req/s)\n` : '\n',
+  );
   out.write('  layer                                                     µs/req   share\n');
-  for (const l of run.summary.byLayer) out.write(`  ${l.layer.padEnd(56)} ${perReq(l.ms)}  ${String(l.pct).padStart(5)}%\n`);
+  for (const l of run.summary.byLayer)
+    out.write(`  ${l.layer.padEnd(56)} ${perReq(l.ms)}  ${String(l.pct).padStart(5)}%\n`);
   out.write('  top self time                                              µs/req   share  layer\n');
   for (const f of run.summary.top.slice(0, 20)) {
-    out.write(`  ${`${f.name} (${f.source})`.slice(0, 56).padEnd(56)} ${perReq(f.ms)}  ${String(f.pct).padStart(5)}%  ${f.layer}\n`);
+    out.write(
+      `  ${`${f.name} (${f.source})`.slice(0, 56).padEnd(56)} ${perReq(f.ms)}  ${String(f.pct).padStart(5)}%  ${f.layer}\n`,
+    );
   }
 }
 
@@ -119,6 +143,9 @@ export async function runProfiles(
     print(run, floor);
     print(floor, undefined);
   }
-  writeFileSync(join(RESULTS_DIR, 'profile-summary.json'), `${JSON.stringify({ date: new Date().toISOString(), options, runs }, null, 2)}\n`);
+  writeFileSync(
+    join(RESULTS_DIR, 'profile-summary.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), options, runs }, null, 2)}\n`,
+  );
   process.stdout.write(`\nWrote bench/results/profile-summary.json; raw profiles in bench/results/profiles/.\n`);
 }

@@ -31,10 +31,17 @@ async function core(args: readonly string[], cwd: string): Promise<void> {
   // Plain output, no stack traces: the CLI as a user runs it.
   const { CORE_DEBUG: _debug, ...env } = process.env;
   try {
-    await run(process.execPath, [CORE_BIN, ...args], { cwd, env: { ...env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 });
+    await run(process.execPath, [CORE_BIN, ...args], {
+      cwd,
+      env: { ...env, NO_COLOR: '1' },
+      maxBuffer: 16 * 1024 * 1024,
+    });
   } catch (error) {
     const { stderr, stdout, code } = error as { stderr?: string; stdout?: string; code?: number };
-    throw new Error(`core ${args.join(' ')} failed (exit ${code ?? '?'}) in ${cwd}:\n${stderr || stdout || (error as Error).message}`, { cause: error });
+    throw new Error(
+      `core ${args.join(' ')} failed (exit ${code ?? '?'}) in ${cwd}:\n${stderr || stdout || (error as Error).message}`,
+      { cause: error },
+    );
   }
 }
 
@@ -50,7 +57,10 @@ export async function generateCoreProject(workDir: string): Promise<string> {
   for (const app of APPS) {
     const manifestPath = join(project, `src/apps/${app}/${app}.resource.json`);
     const { $schema } = JSON.parse(readFileSync(manifestPath, 'utf8')) as { $schema?: string };
-    const manifest = JSON.parse(readFileSync(join(ROOT, `bench/specs/${app}.resource.json`), 'utf8')) as Record<string, unknown>;
+    const manifest = JSON.parse(readFileSync(join(ROOT, `bench/specs/${app}.resource.json`), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     writeFileSync(manifestPath, `${JSON.stringify($schema ? { $schema, ...manifest } : manifest, null, 2)}\n`);
   }
   copyFileSync(POLICIES_PATH, join(project, 'src/policies.json'));

@@ -17,8 +17,26 @@ import pg from 'pg';
 import { PROJECT_COUNT, ROW_COUNT, SAMPLE_COUNT, SEARCH_WORD } from './config.js';
 
 const WORDS = [
-  'alpha', 'budget', 'client', 'deploy', 'email', 'fix', 'growth', 'hiring', 'invoice', 'launch',
-  'meeting', 'migrate', 'onboard', 'plan', 'review', SEARCH_WORD, 'roadmap', 'sprint', 'test', 'update',
+  'alpha',
+  'budget',
+  'client',
+  'deploy',
+  'email',
+  'fix',
+  'growth',
+  'hiring',
+  'invoice',
+  'launch',
+  'meeting',
+  'migrate',
+  'onboard',
+  'plan',
+  'review',
+  SEARCH_WORD,
+  'roadmap',
+  'sprint',
+  'test',
+  'update',
 ];
 const PRIORITIES = ['low', 'medium', 'high'];
 
@@ -73,7 +91,10 @@ interface DataSet {
 
 function dataSet(rows: number): DataSet {
   const relations = prng(20_261_126);
-  const projects = Array.from({ length: PROJECT_COUNT }, (_, i) => ({ id: uuidV4(relations), name: `Project ${WORDS[i % WORDS.length]} ${i}` }));
+  const projects = Array.from({ length: PROJECT_COUNT }, (_, i) => ({
+    id: uuidV4(relations),
+    name: `Project ${WORDS[i % WORDS.length]} ${i}`,
+  }));
   return {
     projects,
     *tasks() {
@@ -88,7 +109,11 @@ function dataSet(rows: number): DataSet {
         const priority = pick(PRIORITIES);
         const is_completed = random() < 0.2;
         const project_id = relations() < 0.9 ? projects[Math.floor(relations() * projects.length)]!.id : null;
-        const comments = Array.from({ length: Math.floor(relations() * 4) }, (_, k) => ({ id: uuidV4(relations), body: `Comment ${k + 1} on task ${i}.`, task_id: id }));
+        const comments = Array.from({ length: Math.floor(relations() * 4) }, (_, k) => ({
+          id: uuidV4(relations),
+          body: `Comment ${k + 1} on task ${i}.`,
+          task_id: id,
+        }));
         yield { task: { id, title, description, priority, is_completed, assignee_email, project_id }, comments };
       }
     },
@@ -96,7 +121,8 @@ function dataSet(rows: number): DataSet {
 }
 
 /** Every 100th task (from the 50th) is a sample: the by-id endpoints cycle through these ids. */
-const isSample = (i: number, rows: number): boolean => i % (rows / SAMPLE_COUNT) === Math.floor(rows / SAMPLE_COUNT / 2);
+const isSample = (i: number, rows: number): boolean =>
+  i % (rows / SAMPLE_COUNT) === Math.floor(rows / SAMPLE_COUNT / 2);
 
 export interface SeedInfo {
   /** `SAMPLE_COUNT` existing task ids (the same on every database). */
@@ -113,7 +139,10 @@ async function createSchema(schemaScript: string, databaseUrl: string): Promise<
   try {
     await exec(process.execPath, [schemaScript, databaseUrl]);
   } catch (error) {
-    throw new Error(`creating the tables in ${databaseUrl} failed:\n${(error as { stderr?: string }).stderr ?? (error as Error).message}`, { cause: error });
+    throw new Error(
+      `creating the tables in ${databaseUrl} failed:\n${(error as { stderr?: string }).stderr ?? (error as Error).message}`,
+      { cause: error },
+    );
   }
 }
 
@@ -137,7 +166,15 @@ export async function seedSqlite(path: string, schemaScript: string, rows = ROW_
     for (const project of data.projects) insertProject.run(project.id, project.name);
     for (const { task, comments: list } of data.tasks()) {
       if (isSample(i++, rows)) sampleIds.push(task.id);
-      insertTask.run(task.id, task.title, task.description, task.priority, task.is_completed ? 1 : 0, task.assignee_email, task.project_id);
+      insertTask.run(
+        task.id,
+        task.title,
+        task.description,
+        task.priority,
+        task.is_completed ? 1 : 0,
+        task.assignee_email,
+        task.project_id,
+      );
       for (const comment of list) insertComment.run(comment.id, comment.body, comment.task_id);
       comments += list.length;
     }
@@ -170,7 +207,9 @@ export async function seedPostgres(url: string, schemaScript: string, rows = ROW
         await client.query(
           `insert into tasks (id, title, description, priority, is_completed, assignee_email, project_id)
            select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::uuid[])`,
-          (['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email', 'project_id'] as const).map((key) => columns(tasks, key)),
+          (['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email', 'project_id'] as const).map(
+            (key) => columns(tasks, key),
+          ),
         );
       }
       if (commentRows.length > 0) {
@@ -184,7 +223,10 @@ export async function seedPostgres(url: string, schemaScript: string, rows = ROW
     };
     const data = dataSet(rows);
     await client.query('begin');
-    await client.query('insert into projects (id, name) select * from unnest($1::uuid[], $2::text[])', [columns(data.projects, 'id'), columns(data.projects, 'name')]);
+    await client.query('insert into projects (id, name) select * from unnest($1::uuid[], $2::text[])', [
+      columns(data.projects, 'id'),
+      columns(data.projects, 'name'),
+    ]);
     for (const { task, comments: list } of data.tasks()) {
       if (isSample(i++, rows)) sampleIds.push(task.id);
       tasks.push(task);

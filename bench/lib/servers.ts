@@ -15,7 +15,15 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { BUILD_DIR, COMPARISON_LOG_LEVEL, POLICIES_PATH, ROOT, SECRET_KEY, type DatabaseKind, type ServerName } from './config.js';
+import {
+  BUILD_DIR,
+  COMPARISON_LOG_LEVEL,
+  POLICIES_PATH,
+  ROOT,
+  SECRET_KEY,
+  type DatabaseKind,
+  type ServerName,
+} from './config.js';
 import { platformaticServer } from './peers.js';
 import { APPS, generateCoreProject } from './project.js';
 
@@ -57,11 +65,16 @@ export interface BundlePolicy {
 /** `const EXTERNAL = [ 'a', 'b', … ]` from the project's `scripts/build.mjs`, or the fallback copy. */
 function bundlePolicyOf(project: string): BundlePolicy {
   const script = join(project, 'scripts/build.mjs');
-  const list = existsSync(script) ? /const EXTERNAL\s*=\s*\[([^\]]*)\]/.exec(readFileSync(script, 'utf8'))?.[1] : undefined;
+  const list = existsSync(script)
+    ? /const EXTERNAL\s*=\s*\[([^\]]*)\]/.exec(readFileSync(script, 'utf8'))?.[1]
+    : undefined;
   const external = list ? [...list.matchAll(/'([^']+)'|"([^"]+)"/g)].map((m) => (m[1] ?? m[2])!) : [];
   return external.length > 0
     ? { external, source: 'scripts/build.mjs of the generated project' }
-    : { external: [...FALLBACK_EXTERNAL], source: "the bench's copy (the generated project has no EXTERNAL list in scripts/build.mjs)" };
+    : {
+        external: [...FALLBACK_EXTERNAL],
+        source: "the bench's copy (the generated project has no EXTERNAL list in scripts/build.mjs)",
+      };
 }
 
 /** How to run one server: a script in a directory, plus the environment it needs. */
@@ -103,7 +116,9 @@ async function bundle(entry: string, outfile: string, policy: BundlePolicy, opti
     // MikroORM names each model after its class: keep the names where the bundle renames a variable.
     keepNames: true,
     // Bundled CommonJS (Fastify…) calls `require` for Node's own modules; an ES module has none.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
     sourcemap: 'linked',
     logLevel: 'error',
     ...options,
@@ -117,10 +132,14 @@ const PRODUCTION = { ENVIRONMENT: 'production', NODE_ENV: 'production', HOST: '1
  * server as that script does: today V8's memory settings (the project README, Production).
  */
 function startFlagsOf(project: string): string[] {
-  const start = (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  const start =
+    (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts
+      ?.start ?? '';
   const words = start.trim().split(/\s+/);
   if (words[0] !== 'node' || words.at(-1) !== 'dist/main.js' || words.slice(1, -1).some((w) => !w.startsWith('--'))) {
-    throw new Error(`the generated project's start script is not "node [--flags…] dist/main.js": ${JSON.stringify(start)}`);
+    throw new Error(
+      `the generated project's start script is not "node [--flags…] dist/main.js": ${JSON.stringify(start)}`,
+    );
   }
   return words.slice(1, -1);
 }
@@ -131,10 +150,14 @@ function startFlagsOf(project: string): string[] {
  * not the vendored tarball) and the other packages from the repository's node_modules. The policies are
  * bundled (main.ts imports src/policies.json). Settings come from the environment:
  * `ENVIRONMENT=production`, `SECRET_KEY`, `DATABASE_URL`, and for `core` the comparison's `LOG_LEVEL`
- * (`core_info` keeps the production default: JSON logs at info, one line per request); `node` gets the
+ * (`core_info` keeps the production default: JSON logs at info, one line per request); `core_outbox`
+ * is `core` plus the `EVENTS_URL` and `PROJECT_NAME` it is started with (run.ts); `node` gets the
  * flags of the project's `npm start`.
  */
-export async function prepareCoreServer(project: string, policy: BundlePolicy): Promise<{ core: ServerSpec; core_info: ServerSpec }> {
+export async function prepareCoreServer(
+  project: string,
+  policy: BundlePolicy,
+): Promise<{ core: ServerSpec; core_outbox: ServerSpec; core_info: ServerSpec }> {
   const dir = join(BUILD_DIR, 'core');
   mkdirSync(dir, { recursive: true });
   const entry = join(dir, 'main.mjs');
@@ -142,13 +165,18 @@ export async function prepareCoreServer(project: string, policy: BundlePolicy): 
   const spec = { cwd: dir, entry, nodeFlags: startFlagsOf(project) };
   return {
     core: { ...spec, name: 'core', env: { ...PRODUCTION, SECRET_KEY, LOG_LEVEL: COMPARISON_LOG_LEVEL } },
+    core_outbox: { ...spec, name: 'core_outbox', env: { ...PRODUCTION, SECRET_KEY, LOG_LEVEL: COMPARISON_LOG_LEVEL } },
     core_info: { ...spec, name: 'core_info', env: { ...PRODUCTION, SECRET_KEY } },
   };
 }
 
 /** How the project's TypeScript is bundled: its tsconfig, the runtime from runtime/src, the rest from the repository. */
 function coreBundleOptions(project: string): BundleOptions {
-  return { tsconfig: join(project, 'tsconfig.json'), nodePaths: [join(ROOT, 'node_modules')], alias: { '@core/runtime': join(ROOT, 'runtime/src/index.ts') } };
+  return {
+    tsconfig: join(project, 'tsconfig.json'),
+    nodePaths: [join(ROOT, 'node_modules')],
+    alias: { '@core/runtime': join(ROOT, 'runtime/src/index.ts') },
+  };
 }
 
 /**
@@ -180,7 +208,12 @@ async function prepareSchemaScript(project: string, policy: BundlePolicy): Promi
 }
 
 /** A baseline from bench/servers/<file>.ts, run as `name` with `env` (raw.ts is also the floor; raw-pg.ts on PostgreSQL). */
-async function prepareBaseline(name: ServerName, file: string, policy: BundlePolicy, env: Record<string, string>): Promise<ServerSpec> {
+async function prepareBaseline(
+  name: ServerName,
+  file: string,
+  policy: BundlePolicy,
+  env: Record<string, string>,
+): Promise<ServerSpec> {
   const dir = join(BUILD_DIR, file);
   mkdirSync(dir, { recursive: true });
   const entry = join(dir, `${file}.mjs`);
@@ -220,8 +253,18 @@ export async function prepareServers(workDir: string, databases: readonly Databa
   const others = { ...cores, mikro, platformatic };
   return {
     sets: {
-      ...(rawSqlite ? { sqlite: { ...others, raw: rawSqlite, floor: { ...rawSqlite, name: 'floor', env: { ...rawSqlite.env, ...floor } } } } : {}),
-      ...(rawPg ? { postgresql: { ...others, raw: rawPg, floor: { ...rawPg, name: 'floor', env: { ...rawPg.env, ...floor } } } } : {}),
+      ...(rawSqlite
+        ? {
+            sqlite: {
+              ...others,
+              raw: rawSqlite,
+              floor: { ...rawSqlite, name: 'floor', env: { ...rawSqlite.env, ...floor } },
+            },
+          }
+        : {}),
+      ...(rawPg
+        ? { postgresql: { ...others, raw: rawPg, floor: { ...rawPg, name: 'floor', env: { ...rawPg.env, ...floor } } } }
+        : {}),
     },
     policy,
     schemaScript,
@@ -262,8 +305,20 @@ export interface StartOptions {
 }
 
 /** The whole environment of a server process: nothing inherited but PATH and HOME. */
-export function serverEnvironment(spec: ServerSpec, port: number, databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...spec.env, PORT: String(port), DATABASE_URL: databaseUrl, ...extra };
+export function serverEnvironment(
+  spec: ServerSpec,
+  port: number,
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    PATH: process.env['PATH'] ?? '',
+    HOME: process.env['HOME'] ?? '',
+    ...spec.env,
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    ...extra,
+  };
 }
 
 /** Spawns the server (stdout → /dev/null, like a production log sink) and returns once it listens. */
@@ -271,11 +326,15 @@ export async function startServer(spec: ServerSpec, options: StartOptions): Prom
   const port = await freePort();
   const devNull = openSync('/dev/null', 'w');
   const spawnedAt = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [...(spec.nodeFlags ?? []), ...(options.nodeFlags ?? []), spec.entry], {
-    cwd: spec.cwd,
-    env: serverEnvironment(spec, port, options.databaseUrl, options.env),
-    stdio: ['ignore', devNull, 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(spec.nodeFlags ?? []), ...(options.nodeFlags ?? []), spec.entry],
+    {
+      cwd: spec.cwd,
+      env: serverEnvironment(spec, port, options.databaseUrl, options.env),
+      stdio: ['ignore', devNull, 'pipe'],
+    },
+  );
   closeSync(devNull);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -299,7 +358,8 @@ export async function startServer(spec: ServerSpec, options: StartOptions): Prom
   };
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${spec.name} server exited with code ${child.exitCode} before listening:\n${stderr}`);
+    if (child.exitCode !== null)
+      throw new Error(`${spec.name} server exited with code ${child.exitCode} before listening:\n${stderr}`);
     try {
       const res = await fetch(baseUrl + (spec.readyPath ?? '/health'));
       if (res.ok) return running;

@@ -27,7 +27,9 @@ interface Answer {
 function snakeKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeKeys);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeKeys(v)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeKeys(v)]),
+  );
 }
 
 async function ask(target: Target, endpoint: Endpoint, tokens: Tokens): Promise<Answer> {
@@ -68,17 +70,24 @@ export async function verifyServers(targets: readonly Target[], tokens: Tokens):
       const who = `${endpoint.name} on ${server}`;
       const status = server === 'platformatic' ? endpoint.platformatic!.status : endpoint.status;
       if (answer.status !== status) problems.push(`${who}: status ${answer.status}, expected ${status}`);
-      if (!answer.body) return void problems.push(`${who}: the body is not JSON`);
+      if (!answer.body) {
+        problems.push(`${who}: the body is not JSON`);
+        return;
+      }
       const data = answer.body.data;
       if (endpoint.writes) {
-        if (keysOf(data) !== keysOf(reference.body?.data)) problems.push(`${who}: fields ${keysOf(data)} differ from Core's ${keysOf(reference.body?.data)}`);
+        if (keysOf(data) !== keysOf(reference.body?.data))
+          problems.push(`${who}: fields ${keysOf(data)} differ from Core's ${keysOf(reference.body?.data)}`);
         if (server !== 'platformatic' && !answer.location) problems.push(`${who}: no Location header`);
       } else if (!isDeepStrictEqual(data, reference.body?.data)) {
         problems.push(`${who}: data differs from Core's: ${JSON.stringify(data).slice(0, 300)} …`);
       }
-      if (server !== 'platformatic' && keysOf(answer.body.meta) !== keysOf(reference.body?.meta)) problems.push(`${who}: meta ${keysOf(answer.body.meta)} differs`);
-      if (endpoint.role === 'viewer' && !/authorization/i.test(answer.vary ?? '')) problems.push(`${who}: no Vary: Authorization`);
-      if (endpoint.role === 'viewer' && keysOf(data).includes('assignee_email')) problems.push(`${who}: a restricted field is visible`);
+      if (server !== 'platformatic' && keysOf(answer.body.meta) !== keysOf(reference.body?.meta))
+        problems.push(`${who}: meta ${keysOf(answer.body.meta)} differs`);
+      if (endpoint.role === 'viewer' && !/authorization/i.test(answer.vary ?? ''))
+        problems.push(`${who}: no Vary: Authorization`);
+      if (endpoint.role === 'viewer' && keysOf(data).includes('assignee_email'))
+        problems.push(`${who}: a restricted field is visible`);
     });
   }
   return problems;

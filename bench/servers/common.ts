@@ -37,7 +37,8 @@ export interface ServerEnv {
 export function serverEnv(): ServerEnv {
   const need = (name: string): string => {
     const value = process.env[name];
-    if (!value) throw new Error(`${name} is not set: the bench passes PORT, DATABASE_URL, SECRET_KEY and POLICIES_PATH`);
+    if (!value)
+      throw new Error(`${name} is not set: the bench passes PORT, DATABASE_URL, SECRET_KEY and POLICIES_PATH`);
     return value;
   };
   return {
@@ -62,7 +63,15 @@ export function isPostgres(databaseUrl: string): boolean {
 }
 
 /** The output fields, in Core's order; none required so left-out (restricted) columns are skipped. */
-export const TASK_FIELDS = ['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email', 'project_id'] as const;
+export const TASK_FIELDS = [
+  'id',
+  'title',
+  'description',
+  'priority',
+  'is_completed',
+  'assignee_email',
+  'project_id',
+] as const;
 export type TaskField = (typeof TASK_FIELDS)[number];
 
 /** A task; `project` and `comments` are written only when the row carries them (`?include=`). */
@@ -77,7 +86,13 @@ const TaskJson = {
     assignee_email: { type: ['string', 'null'] },
     project_id: { type: ['string', 'null'] },
     project: { type: ['object', 'null'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
-    comments: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, body: { type: 'string' }, task_id: { type: 'string' } } } },
+    comments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, body: { type: 'string' }, task_id: { type: 'string' } },
+      },
+    },
   },
 } as const;
 
@@ -108,7 +123,10 @@ export interface PageMeta {
   has_more: boolean;
 }
 
-export function ok(data: unknown, meta: PageMeta | null = null): { success: true; message: string; data: unknown; meta: PageMeta | null } {
+export function ok(
+  data: unknown,
+  meta: PageMeta | null = null,
+): { success: true; message: string; data: unknown; meta: PageMeta | null } {
   return { success: true, message: 'Success', data, meta };
 }
 
@@ -132,7 +150,12 @@ export function createApp(env: ServerEnv): FastifyInstance {
   const app = Fastify({ logger: { level: env.logLevel }, logController: new OneLinePerRequest() });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
-      { method: request.method, path: request.url.split('?')[0], statusCode: reply.statusCode, durationMs: reply.elapsedTime },
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        statusCode: reply.statusCode,
+        durationMs: reply.elapsedTime,
+      },
       'request completed',
     );
     done();
@@ -156,7 +179,9 @@ interface RolePolicy {
  * Returns `authorize(request, reply, action)`: the caller, or null after sending 401/403. Same rules as
  * Core's policies: union of permissions, intersection of restrictions, unknown roles grant nothing.
  */
-export function createAuth(env: ServerEnv): (request: FastifyRequest, reply: FastifyReply, action: string) => Caller | null {
+export function createAuth(
+  env: ServerEnv,
+): (request: FastifyRequest, reply: FastifyReply, action: string) => Caller | null {
   if (!env.auth) {
     const everyone: Caller = { sub: null, permissions: new Set(['*']), restricted: new Set() };
     return () => everyone;
@@ -177,10 +202,13 @@ export function createAuth(env: ServerEnv): (request: FastifyRequest, reply: Fas
       fail(reply, 401, 'UNAUTHENTICATED', 'The access token could not be verified.');
       return null;
     }
-    const known = (Array.isArray(claims.roles) ? claims.roles : []).map((r) => roles[String(r)]).filter((r): r is RolePolicy => r !== undefined);
+    const known = (Array.isArray(claims.roles) ? claims.roles : [])
+      .map((r) => roles[String(r)])
+      .filter((r): r is RolePolicy => r !== undefined);
     const permissions = new Set(known.flatMap((r) => r.permissions));
     const restricted = new Set(known[0]?.restricted_fields ?? []);
-    for (const role of known.slice(1)) for (const entry of restricted) if (!role.restricted_fields.includes(entry)) restricted.delete(entry);
+    for (const role of known.slice(1))
+      for (const entry of restricted) if (!role.restricted_fields.includes(entry)) restricted.delete(entry);
     const colon = action.indexOf(':');
     if (!(permissions.has(action) || permissions.has('*') || permissions.has(`${action.slice(0, colon)}:*`))) {
       fail(reply, 403, 'FORBIDDEN', `Your roles do not grant "${action}".`);
@@ -193,7 +221,9 @@ export function createAuth(env: ServerEnv): (request: FastifyRequest, reply: Fas
 
 /** The output fields this caller may see (`tasks.<field>` entries hide a field). */
 export function visibleFields(caller: Caller): TaskField[] {
-  return caller.restricted.size === 0 ? [...TASK_FIELDS] : TASK_FIELDS.filter((f) => !caller.restricted.has(`tasks.${f}`));
+  return caller.restricted.size === 0
+    ? [...TASK_FIELDS]
+    : TASK_FIELDS.filter((f) => !caller.restricted.has(`tasks.${f}`));
 }
 
 export const ListQuerySchema = {
@@ -222,7 +252,8 @@ export interface Includes {
 /** `?include=project,comments` → which to embed; anything else is the caller's error (422). */
 export function parseInclude(include: string | undefined): Includes {
   const names = include ? include.split(',') : [];
-  for (const name of names) if (name !== 'project' && name !== 'comments') throw new BadSearch(`unknown relation ${name}`);
+  for (const name of names)
+    if (name !== 'project' && name !== 'comments') throw new BadSearch(`unknown relation ${name}`);
   return { project: names.includes('project'), comments: names.includes('comments') };
 }
 
@@ -293,7 +324,15 @@ export const SearchBodySchema = {
   type: 'object',
   properties: {
     filters: { type: 'array' },
-    sort: { type: 'array', maxItems: 1, items: { type: 'object', required: ['field'], properties: { field: { type: 'string' }, order: { enum: ['asc', 'desc'] } } } },
+    sort: {
+      type: 'array',
+      maxItems: 1,
+      items: {
+        type: 'object',
+        required: ['field'],
+        properties: { field: { type: 'string' }, order: { enum: ['asc', 'desc'] } },
+      },
+    },
     limit: { type: 'integer', minimum: 1, maximum: 500 },
     offset: { type: 'integer', minimum: 0 },
     cursor: { type: 'string', minLength: 1 },
@@ -325,8 +364,10 @@ export function decodeCursor(cursor: string): unknown[] {
 /** Answers `BadSearch` with 422 and anything else with 500, in the error envelope (returns nothing: the reply is sent). */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message?: string }, request, reply) => {
-    if (error instanceof BadSearch || error.validation) fail(reply, 422, 'VALIDATION_ERROR', error.message ?? 'invalid');
-    else if (error.statusCode && error.statusCode < 500) fail(reply, error.statusCode, 'BAD_REQUEST', error.message ?? 'bad request');
+    if (error instanceof BadSearch || error.validation)
+      fail(reply, 422, 'VALIDATION_ERROR', error.message ?? 'invalid');
+    else if (error.statusCode && error.statusCode < 500)
+      fail(reply, error.statusCode, 'BAD_REQUEST', error.message ?? 'bad request');
     else {
       request.log.error({ err: error }, 'request failed');
       fail(reply, 500, 'INTERNAL_ERROR', 'Internal error.');
@@ -335,7 +376,11 @@ export function installErrorHandler(app: FastifyInstance): void {
 }
 
 /** Listens, and closes cleanly on SIGTERM/SIGINT (so `--cpu-prof` profiles get written). */
-export async function listen(app: FastifyInstance, env: ServerEnv, onClose?: () => Promise<void> | void): Promise<void> {
+export async function listen(
+  app: FastifyInstance,
+  env: ServerEnv,
+  onClose?: () => Promise<void> | void,
+): Promise<void> {
   await app.listen({ host: env.host, port: env.port });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

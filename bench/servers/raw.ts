@@ -86,7 +86,10 @@ function page(rows: Row[], limit: number, offset: number | null, cursorOf: (row:
   const hasMore = rows.length > limit;
   if (hasMore) rows.length = limit;
   const last = rows[rows.length - 1];
-  return { rows, meta: { limit, offset, next_cursor: hasMore && last ? encodeCursor(cursorOf(last)) : null, has_more: hasMore } };
+  return {
+    rows,
+    meta: { limit, offset, next_cursor: hasMore && last ? encodeCursor(cursorOf(last)) : null, has_more: hasMore },
+  };
 }
 
 const app = createApp(env);
@@ -95,11 +98,18 @@ installErrorHandler(app);
 
 app.get<{ Params: { id: string } }>(
   '/tasks/:id',
-  { schema: { params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } }, response: OneTaskResponse } },
+  {
+    schema: {
+      params: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } } },
+      response: OneTaskResponse,
+    },
+  },
   (request, reply) => {
     const caller = authorize(request, reply, 'tasks:view');
     if (!caller) return;
-    const row = prepared(`select ${columns(visibleFields(caller))} from "tasks" where "id" = ?`).get(request.params.id.toLowerCase());
+    const row = prepared(`select ${columns(visibleFields(caller))} from "tasks" where "id" = ?`).get(
+      request.params.id.toLowerCase(),
+    );
     if (!row) {
       fail(reply, 404, 'NOT_FOUND', `No tasks record with id ${request.params.id}`);
       return;
@@ -108,33 +118,37 @@ app.get<{ Params: { id: string } }>(
   },
 );
 
-app.get<{ Querystring: ListQuery }>('/tasks/', { schema: { querystring: ListQuerySchema, response: TaskListResponse } }, (request, reply) => {
-  const caller = authorize(request, reply, 'tasks:listview');
-  if (!caller) return;
-  const { limit = 50, offset, cursor } = request.query;
-  if (offset !== undefined && cursor !== undefined) throw new BadSearch('send offset or cursor, not both');
-  const include = parseInclude(request.query.include);
-  const select = include.project
-    ? `select ${columns(visibleFields(caller), 't')}, p."id" as "project.id", p."name" as "project.name" from "tasks" t left join "projects" p on p."id" = t."project_id"`
-    : `select ${columns(visibleFields(caller), 't')} from "tasks" t`;
-  let rows: Row[];
-  if (cursor !== undefined) {
-    const [after] = decodeCursor(cursor);
-    if (typeof after !== 'string') throw new BadSearch('invalid cursor');
-    rows = prepared(`${select} where t."id" > ? order by t."id" limit ?`).all(after, limit + 1) as Row[];
-  } else {
-    rows = prepared(`${select} order by t."id" limit ? offset ?`).all(limit + 1, offset ?? 0) as Row[];
-  }
-  const result = page(rows, limit, cursor !== undefined ? null : (offset ?? 0), (row) => [row['id']]);
-  if (include.project) for (const row of result.rows) nestProject(row);
-  if (include.comments && result.rows.length > 0) {
-    const ids = result.rows.map((row) => row['id']);
-    const sql = `select "id", "body", "task_id" from "comments" where "task_id" in (${ids.map(() => '?').join(', ')}) order by "task_id", "id"`;
-    attachComments(result.rows, prepared(sql).all(...ids) as Row[]);
-  }
-  const paginated = request.query.limit !== undefined || offset !== undefined || cursor !== undefined;
-  reply.send(ok(result.rows, paginated ? result.meta : null));
-});
+app.get<{ Querystring: ListQuery }>(
+  '/tasks/',
+  { schema: { querystring: ListQuerySchema, response: TaskListResponse } },
+  (request, reply) => {
+    const caller = authorize(request, reply, 'tasks:listview');
+    if (!caller) return;
+    const { limit = 50, offset, cursor } = request.query;
+    if (offset !== undefined && cursor !== undefined) throw new BadSearch('send offset or cursor, not both');
+    const include = parseInclude(request.query.include);
+    const select = include.project
+      ? `select ${columns(visibleFields(caller), 't')}, p."id" as "project.id", p."name" as "project.name" from "tasks" t left join "projects" p on p."id" = t."project_id"`
+      : `select ${columns(visibleFields(caller), 't')} from "tasks" t`;
+    let rows: Row[];
+    if (cursor !== undefined) {
+      const [after] = decodeCursor(cursor);
+      if (typeof after !== 'string') throw new BadSearch('invalid cursor');
+      rows = prepared(`${select} where t."id" > ? order by t."id" limit ?`).all(after, limit + 1) as Row[];
+    } else {
+      rows = prepared(`${select} order by t."id" limit ? offset ?`).all(limit + 1, offset ?? 0) as Row[];
+    }
+    const result = page(rows, limit, cursor !== undefined ? null : (offset ?? 0), (row) => [row['id']]);
+    if (include.project) for (const row of result.rows) nestProject(row);
+    if (include.comments && result.rows.length > 0) {
+      const ids = result.rows.map((row) => row['id']);
+      const sql = `select "id", "body", "task_id" from "comments" where "task_id" in (${ids.map(() => '?').join(', ')}) order by "task_id", "id"`;
+      attachComments(result.rows, prepared(sql).all(...ids) as Row[]);
+    }
+    const paginated = request.query.limit !== undefined || offset !== undefined || cursor !== undefined;
+    reply.send(ok(result.rows, paginated ? result.meta : null));
+  },
+);
 
 /** Filter tree → SQL with `?`s (values pushed to `params`); restricted or unknown fields are refused. */
 function where(nodes: readonly SearchNode[], join: 'and' | 'or', params: unknown[], restricted: Set<string>): string {
@@ -164,48 +178,71 @@ function where(nodes: readonly SearchNode[], join: 'and' | 'or', params: unknown
   return parts.join(` ${join} `);
 }
 
-app.post<{ Body: SearchBody }>('/tasks/search', { schema: { body: SearchBodySchema, response: TaskListResponse } }, (request, reply) => {
-  const caller = authorize(request, reply, 'tasks:listview');
-  if (!caller) return;
-  const { filters = [], sort = [], limit = 50, offset, cursor } = request.body;
-  const params: unknown[] = [];
-  const conditions = [where(filters, 'and', params, caller.restricted)];
-  const key = sort[0];
-  if (key && (!(TASK_FIELDS as readonly string[]).includes(key.field) || caller.restricted.has(`tasks.${key.field}`))) {
-    throw new BadSearch(`cannot sort on ${key.field}`);
-  }
-  const desc = key?.order === 'desc';
-  if (cursor !== undefined) {
-    const values = decodeCursor(cursor);
-    if (key) {
-      conditions.push(`("${key.field}" ${desc ? '<' : '>'} ? or ("${key.field}" = ? and "id" > ?))`);
-      params.push(values[0], values[0], values[1]);
-    } else {
-      conditions.push('"id" > ?');
-      params.push(values[0]);
+app.post<{ Body: SearchBody }>(
+  '/tasks/search',
+  { schema: { body: SearchBodySchema, response: TaskListResponse } },
+  (request, reply) => {
+    const caller = authorize(request, reply, 'tasks:listview');
+    if (!caller) return;
+    const { filters = [], sort = [], limit = 50, offset, cursor } = request.body;
+    const params: unknown[] = [];
+    const conditions = [where(filters, 'and', params, caller.restricted)];
+    const key = sort[0];
+    if (
+      key &&
+      (!(TASK_FIELDS as readonly string[]).includes(key.field) || caller.restricted.has(`tasks.${key.field}`))
+    ) {
+      throw new BadSearch(`cannot sort on ${key.field}`);
     }
-  }
-  const order = key && key.field !== 'id' ? `"${key.field}" ${desc ? 'desc' : 'asc'}, "id" asc` : `"id" ${desc ? 'desc' : 'asc'}`;
-  const sql = `select ${columns(visibleFields(caller))} from "tasks" where ${conditions.join(' and ')} order by ${order} limit ? offset ?`;
-  const rows = prepared(sql).all(...params, limit + 1, offset ?? 0) as Row[];
-  const result = page(rows, limit, cursor !== undefined ? null : (offset ?? 0), (row) => (key ? [row[key.field], row['id']] : [row['id']]));
-  const paginated = request.body.limit !== undefined || offset !== undefined || cursor !== undefined;
-  reply.send(ok(result.rows, paginated ? result.meta : null));
-});
+    const desc = key?.order === 'desc';
+    if (cursor !== undefined) {
+      const values = decodeCursor(cursor);
+      if (key) {
+        conditions.push(`("${key.field}" ${desc ? '<' : '>'} ? or ("${key.field}" = ? and "id" > ?))`);
+        params.push(values[0], values[0], values[1]);
+      } else {
+        conditions.push('"id" > ?');
+        params.push(values[0]);
+      }
+    }
+    const order =
+      key && key.field !== 'id' ? `"${key.field}" ${desc ? 'desc' : 'asc'}, "id" asc` : `"id" ${desc ? 'desc' : 'asc'}`;
+    const sql = `select ${columns(visibleFields(caller))} from "tasks" where ${conditions.join(' and ')} order by ${order} limit ? offset ?`;
+    const rows = prepared(sql).all(...params, limit + 1, offset ?? 0) as Row[];
+    const result = page(rows, limit, cursor !== undefined ? null : (offset ?? 0), (row) =>
+      key ? [row[key.field], row['id']] : [row['id']],
+    );
+    const paginated = request.body.limit !== undefined || offset !== undefined || cursor !== undefined;
+    reply.send(ok(result.rows, paginated ? result.meta : null));
+  },
+);
 
-app.post<{ Body: CreateBody }>('/tasks/', { schema: { body: CreateBodySchema, response: OneTaskResponse } }, (request, reply) => {
-  const caller = authorize(request, reply, 'tasks:create');
-  if (!caller) return;
-  const body = { ...request.body };
-  for (const field of caller.restricted) delete (body as Record<string, unknown>)[field.slice('tasks.'.length)];
-  // `.all`, not `.get`: `.get` leaves an `insert … returning` stepped only once, and the WAL is then
-  // never checkpointed (350 MB after 4 s of creates, against 4 MB with `.all`), which spares this
-  // server the checkpoints every real one pays for.
-  const [row] = prepared(
-    `insert into "tasks" ("id", "title", "description", "priority", "is_completed", "assignee_email") values (?, ?, ?, ?, 0, ?) returning ${columns(visibleFields(caller))}`,
-  ).all(randomUUID(), body.title, body.description ?? null, normalizePriority(body.priority ?? 'medium'), body.assignee_email ?? null) as Row[];
-  if (!row) throw new Error('insert … returning gave no row');
-  reply.code(201).header('location', `/tasks/${String(row['id'])}`).send(ok(row));
-});
+app.post<{ Body: CreateBody }>(
+  '/tasks/',
+  { schema: { body: CreateBodySchema, response: OneTaskResponse } },
+  (request, reply) => {
+    const caller = authorize(request, reply, 'tasks:create');
+    if (!caller) return;
+    const body = { ...request.body };
+    for (const field of caller.restricted) delete (body as Record<string, unknown>)[field.slice('tasks.'.length)];
+    // `.all`, not `.get`: `.get` leaves an `insert … returning` stepped only once, and the WAL is then
+    // never checkpointed (350 MB after 4 s of creates, against 4 MB with `.all`), which spares this
+    // server the checkpoints every real one pays for.
+    const [row] = prepared(
+      `insert into "tasks" ("id", "title", "description", "priority", "is_completed", "assignee_email") values (?, ?, ?, ?, 0, ?) returning ${columns(visibleFields(caller))}`,
+    ).all(
+      randomUUID(),
+      body.title,
+      body.description ?? null,
+      normalizePriority(body.priority ?? 'medium'),
+      body.assignee_email ?? null,
+    ) as Row[];
+    if (!row) throw new Error('insert … returning gave no row');
+    reply
+      .code(201)
+      .header('location', `/tasks/${String(row['id'])}`)
+      .send(ok(row));
+  },
+);
 
 await listen(app, env, () => db.close());

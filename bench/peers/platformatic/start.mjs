@@ -6,7 +6,8 @@ import { buildServer } from '@platformatic/db';
 
 const url = process.env.DATABASE_URL ?? '';
 const postgres = /^postgres(ql)?:\/\//.test(url);
-if (!postgres && !url.startsWith('sqlite:')) throw new Error(`DATABASE_URL must be sqlite:<path> or postgresql://…, got ${url}`);
+if (!postgres && !url.startsWith('sqlite:'))
+  throw new Error(`DATABASE_URL must be sqlite:<path> or postgresql://…, got ${url}`);
 
 const app = await buildServer({
   server: {
