@@ -7,7 +7,7 @@
  */
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { beforeAll, expect, it } from 'vitest';
-import { CoreAPIRoute, CoreJSONResponse } from '@core/runtime';
+import { CoreAPIRoute, CoreJSONResponse, FILTER_OPERATORS } from '@core/runtime';
 import { OpenApiConformance, redoclyLint } from '../helpers/openapi.js';
 import { describeFixtureApp, type Role } from './helpers.js';
 
@@ -54,6 +54,9 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
       status: res.statusCode,
       headers: res.headers as Record<string, string>,
       body: res.body,
+      ...(options.payload === undefined
+        ? {}
+        : { requestBody: typeof options.payload === 'string' ? options.payload : JSON.stringify(options.payload) }),
     };
     shared.check(observed);
     own.get(caller)!.check(observed);
@@ -110,6 +113,80 @@ describeFixtureApp('the OpenAPI document', (ctx) => {
         ] as Json,
       ),
     ).toContain('assignee_email');
+  });
+
+  it("names the task resource's filter fields with their operators, its sort fields, and nothing to include", () => {
+    const schemasOf = (document: Json): Record<string, Json> =>
+      (document['components'] as Json)['schemas'] as Record<string, Json>;
+    const conditionOf = (document: Json) =>
+      (schemasOf(document)['TaskFilterCondition']!['anyOf'] as Json[]).map((branch) => {
+        const properties = branch['properties'] as Record<string, Json>;
+        return { field: properties['field']!['enum'], op: properties['op']!['enum'] };
+      });
+    const ordered = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'isnull'];
+    expect(conditionOf(shared.document)).toEqual([
+      { field: ['title', 'description', 'priority', 'assignee_email'], op: [...FILTER_OPERATORS] },
+      { field: ['id'], op: ordered },
+      { field: ['is_completed'], op: ['eq', 'ne', 'in', 'nin', 'isnull'] },
+    ]);
+    const sortOf = (document: Json): unknown =>
+      ((schemasOf(document)['TaskSortRule']!['properties'] as Record<string, Json>)['field'] as Json)['enum'];
+    expect(sortOf(shared.document)).toEqual([
+      'id',
+      'title',
+      'description',
+      'priority',
+      'is_completed',
+      'assignee_email',
+    ]);
+    // The viewer may not see assignee_email: its document neither filters nor sorts on it.
+    const viewer = own.get('viewer')!.document;
+    expect(conditionOf(viewer)[0]!.field).toEqual(['title', 'description', 'priority']);
+    expect(sortOf(viewer)).not.toContain('assignee_email');
+    // A task has no relations: the search takes no include, get and list have no include parameter.
+    const search = schemasOf(shared.document)['TaskSearchRequest']!['properties'] as Record<string, Json>;
+    expect(search['include']).toMatchObject({ type: 'array', maxItems: 0 });
+    expect(search['limit']).toMatchObject({ type: 'integer', minimum: 1, maximum: 500 });
+    expect(search['sort']).toMatchObject({ maxItems: 5, items: { $ref: '#/components/schemas/TaskSortRule' } });
+    const paths = shared.document['paths'] as Record<string, Record<string, Json>>;
+    const names = (operation: Json): unknown[] => ((operation['parameters'] as Json[]) ?? []).map((p) => p['name']);
+    expect(names(paths['/tasks/{id}']!['get']!)).not.toContain('include');
+    expect(names(paths['/tasks']!['get']!)).toEqual(['limit', 'offset', 'cursor']);
+  });
+
+  it('states the bounds of limit and offset, and the format and an example of the id', () => {
+    const paths = shared.document['paths'] as Record<string, Record<string, Json>>;
+    const parameter = (path: string, method: string, name: string): Json =>
+      (paths[path]![method]!['parameters'] as Json[]).find((p) => p['name'] === name)!;
+    expect(parameter('/tasks', 'get', 'limit')['schema']).toEqual({ type: 'integer', minimum: 1, maximum: 500 });
+    expect(parameter('/tasks', 'get', 'offset')['schema']).toEqual({ type: 'integer', minimum: 0 });
+    for (const method of ['get', 'put', 'patch', 'delete']) {
+      const id = parameter('/tasks/{id}', method, 'id');
+      expect(id['schema'], method).toMatchObject({ type: 'string', format: 'uuid' });
+      expect(String(id['example'])).toMatch(new RegExp(String((id['schema'] as Json)['pattern'])));
+    }
+  });
+
+  it('counts as a violation a request the server accepted that the document refuses', () => {
+    // What the suites check with every accepted request, shown on requests the document refuses.
+    const conformance = new OpenApiConformance(shared.document);
+    const ok = { status: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
+    conformance.check({ ...ok, method: 'GET', url: '/tasks?limit=501' });
+    conformance.check({
+      ...ok,
+      method: 'POST',
+      url: '/tasks/search',
+      requestBody: JSON.stringify({ filters: [{ field: 'is_completed', op: 'startswith', value: 'x' }] }),
+    });
+    conformance.check({ ...ok, method: 'POST', url: '/tasks/search', requestBody: '{"sort":[{"field":"nope"}]}' });
+    const problems = conformance.violations.map((v) => `${v.request}: ${v.problem.split(':')[0]}`);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'GET /tasks?limit=501: accepted query parameter limit=501',
+        'POST /tasks/search: accepted request body',
+      ]),
+    );
+    expect(conformance.violations.filter((v) => v.problem.startsWith('accepted'))).toHaveLength(3);
   });
 
   it('passes redocly lint (recommended rules) without errors, shared and per caller', async () => {

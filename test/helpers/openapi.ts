@@ -3,7 +3,9 @@
  * that validates responses would: the operation is found by method and path, the status must be
  * declared, the body must match the declared media type and schema (JSON Schema 2020-12, with the
  * document's components for `$ref`), and declared headers must be present when required and match
- * their schema when sent. Also runs `redocly lint` on a document.
+ * their schema when sent. A request the server accepted (2xx) must be one the document accepts too:
+ * its query parameters and JSON body, as a gateway that validates requests would read them. Also
+ * runs `redocly lint` on a document.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +23,8 @@ export interface ObservedResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The request's body as sent (JSON text), when it had one. */
+  requestBody?: string;
 }
 
 export interface Violation {
@@ -91,6 +95,7 @@ export class OpenApiConformance {
       return;
     }
     const resolved = this.resolve(declared);
+    if (response.status >= 200 && response.status < 300) this.checkRequest(operation, response, fail);
 
     for (const [name, headerRef] of Object.entries((resolved['headers'] as Json | undefined) ?? {})) {
       const header = this.resolve(headerRef as Json);
@@ -125,6 +130,36 @@ export class OpenApiConformance {
     }
     const errors = this.errors(media['schema'], body);
     if (errors) fail(`body: ${errors}`);
+  }
+
+  /**
+   * The query parameters and the JSON body of an accepted request against the operation's: a value
+   * passes when one reading of it does (the text, a number, or for `style: form` without explode the
+   * comma-separated list).
+   */
+  private checkRequest(operation: Json, response: ObservedResponse, fail: (problem: string) => void): void {
+    const query = new URLSearchParams(response.url.split('?')[1] ?? '');
+    for (const parameter of ((operation['parameters'] as Json[] | undefined) ?? []).map((p) => this.resolve(p))) {
+      if (parameter['in'] !== 'query') continue;
+      const raw = query.get(String(parameter['name']));
+      if (raw === null) continue;
+      const readings: unknown[] = [raw];
+      if (raw.trim() !== '' && Number.isFinite(Number(raw))) readings.push(Number(raw));
+      if (parameter['style'] === 'form' && parameter['explode'] === false) readings.push(raw.split(','));
+      const problems = readings.map((value) => this.errors(parameter['schema'], value));
+      if (!problems.includes('')) fail(`accepted query parameter ${String(parameter['name'])}=${raw}: ${problems[0]}`);
+    }
+    const body = operation['requestBody'] as Json | undefined;
+    if (response.requestBody === undefined || body === undefined) return;
+    const media = (this.resolve(body)['content'] as Record<string, Json> | undefined)?.['application/json'];
+    let sent: unknown;
+    try {
+      sent = JSON.parse(response.requestBody);
+    } catch {
+      return; // not JSON: the server answered it without reading a body the document describes
+    }
+    const errors = media === undefined ? 'no JSON body is declared' : this.errors(media['schema'], sent);
+    if (errors) fail(`accepted request body: ${errors}`);
   }
 
   /** Every violation, one per line (empty when the responses conform). */

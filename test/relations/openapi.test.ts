@@ -5,7 +5,7 @@
  * Each response must be declared (status, headers, body schema) by the shared document and by the
  * caller's own document, and both documents pass `redocly lint` without errors.
  */
-import { signToken } from '@core/runtime';
+import { FILTER_OPERATORS, signToken } from '@core/runtime';
 import { beforeAll, expect, it } from 'vitest';
 import { OpenApiConformance, redoclyLint } from '../helpers/openapi.js';
 import { describeRelationApp, SECRET, seedGraph, type Role } from './relation-app.js';
@@ -15,6 +15,23 @@ type Json = Record<string, unknown>;
 const ROLES: readonly Role[] = ['admin', 'noproject', 'nobudget', 'anonymous'];
 const RESOURCES = ['users', 'profiles', 'projects', 'labels', 'tasks', 'comments'];
 const MISSING = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * Filter leaves per probing search. Few: PostgreSQL plans a statement that joins dozens of distinct
+ * relation paths very slowly (48 such leaves on users outlast its statement timeout).
+ */
+const LEAVES_PER_SEARCH = 8;
+
+/** A value of the type an output property declares, to filter on that field with. */
+function sampleValue(property: Json, uuid: string): unknown {
+  const types = [property['type']].flat();
+  if (property['format'] === 'uuid') return uuid;
+  if (property['format'] === 'date') return '2024-01-31';
+  if (property['format'] === 'date-time') return '2024-01-31T10:00:00Z';
+  if (types.includes('integer') || types.includes('number')) return 5;
+  if (types.includes('boolean')) return true;
+  return 'x';
+}
 
 describeRelationApp('the OpenAPI document of related resources', (ctx) => {
   let shared: OpenApiConformance;
@@ -37,7 +54,14 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    const observed = { method, url: path, status: res.status, headers: Object.fromEntries(res.headers), body: text };
+    const observed = {
+      method,
+      url: path,
+      status: res.status,
+      headers: Object.fromEntries(res.headers),
+      body: text,
+      ...(body === undefined ? {} : { requestBody: JSON.stringify(body) }),
+    };
     shared.check(observed);
     own.get(role)!.check(observed);
     return { status: res.status, json: text ? (JSON.parse(text) as Json) : {} };
@@ -77,6 +101,209 @@ describeRelationApp('the OpenAPI document of related resources', (ctx) => {
     expect(Object.keys(schemasOf('nobudget')['ProjectOut']!['properties'] as Json)).not.toContain('budget');
     // `password_hash` is never returned, so it is not in any output component.
     expect(Object.keys(schemas['UserOut']!['properties'] as Json)).not.toContain('password_hash');
+  });
+
+  const componentsOf = (conformance: OpenApiConformance): Record<string, Json> =>
+    (conformance.document['components'] as Json)['schemas'] as Record<string, Json>;
+
+  /** What one document says a resource's search accepts: filter fields by operator list, sort fields, include paths. */
+  const vocabularyOf = (conformance: OpenApiConformance, entity: string) => {
+    const schemas = componentsOf(conformance);
+    const enumOf = (node: Json): string[] => node['enum'] as string[];
+    const branches = ((schemas[`${entity}FilterCondition`]!['anyOf'] as Json[]) ?? []).map((branch) => {
+      const properties = branch['properties'] as Record<string, Json>;
+      return { fields: enumOf(properties['field']!), ops: enumOf(properties['op']!) };
+    });
+    const sort = enumOf((schemas[`${entity}SortRule`]!['properties'] as Record<string, Json>)['field']!);
+    const include = schemas[`${entity}IncludePath`] === undefined ? [] : enumOf(schemas[`${entity}IncludePath`]!);
+    return { branches, filterFields: branches.flatMap((b) => b.fields), sort, include };
+  };
+
+  const ENTITIES: Record<string, string> = {
+    users: 'User',
+    profiles: 'Profile',
+    projects: 'Project',
+    labels: 'Label',
+    tasks: 'Task',
+    comments: 'Comment',
+  };
+
+  /** A search as `role` (no conformance check: these probe the engine, many at a time). */
+  const search = async (role: Role, name: string, body: Json): Promise<{ status: number; json: Json }> => {
+    const res = await fetch(`${ctx.baseUrl}/${name}/search`, {
+      method: 'POST',
+      headers: { ...headersOf(role), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as Json };
+  };
+
+  /** The output schema of a field path (`project.owner.email`), following the relations' components. */
+  const outputProperty = (entity: string, path: string): Json => {
+    const schemas = componentsOf(shared);
+    let node = schemas[`${entity}Out`]!;
+    const segments = path.split('.');
+    for (const segment of segments.slice(0, -1)) {
+      const relation = (node['properties'] as Record<string, Json>)[segment]!;
+      const target = ((relation['items'] as Json | undefined) ?? (relation['anyOf'] as Json[])[0]!)['$ref'] as string;
+      node = schemas[target.split('/').pop()!]!;
+    }
+    return (node['properties'] as Record<string, Json>)[segments[segments.length - 1]!]!;
+  };
+
+  const chunks = <T>(items: readonly T[], size: number): T[][] =>
+    Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, i * size + size));
+
+  it('enumerates filter fields, sort fields and include paths to the path depth limit, and no further', () => {
+    const task = vocabularyOf(shared, 'Task');
+    expect(new Set(task.include)).toEqual(
+      new Set([
+        ...['project', 'comments', 'labels'],
+        ...['project.owner', 'project.tasks', 'comments.task', 'comments.author', 'labels.tasks'],
+        ...['project.owner.profile', 'project.owner.projects', 'project.tasks.project', 'project.tasks.comments'],
+        ...['project.tasks.labels', 'comments.task.project', 'comments.task.comments', 'comments.task.labels'],
+        ...['comments.author.profile', 'comments.author.projects', 'labels.tasks.project', 'labels.tasks.comments'],
+        'labels.tasks.labels',
+      ]),
+    );
+    // Three relations and a field at most (the engine's maxPathDepth is 3).
+    expect(task.filterFields).toEqual(
+      expect.arrayContaining([
+        'title',
+        'project_id',
+        'project.name',
+        'comments.author.email',
+        'labels.tasks.project.budget',
+      ]),
+    );
+    expect(task.filterFields.filter((f) => f.split('.').length > 4)).toEqual([]);
+    expect(task.filterFields).toHaveLength(new Set(task.filterFields).size);
+    // Sorting follows to-one relations only.
+    expect(task.sort).toEqual(expect.arrayContaining(['title', 'project.name', 'project.owner.profile.bio']));
+    expect(task.sort.filter((f) => f.startsWith('comments.') || f.startsWith('labels.'))).toEqual([]);
+    // Operators by the column's kind: text takes every operator, a number comparisons, a boolean equality.
+    const opsOf = (field: string): string[] | undefined => task.branches.find((b) => b.fields.includes(field))?.ops;
+    expect(opsOf('title')).toEqual(expect.arrayContaining(['eq', 'in', 'gt', 'like', 'ilike', 'contains', 'isnull']));
+    expect(opsOf('points')).toEqual(['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'isnull']);
+    expect(opsOf('is_completed')).toEqual(['eq', 'ne', 'in', 'nin', 'isnull']);
+    expect(opsOf('project.owner.profile.bio')).toEqual(opsOf('title'));
+  });
+
+  it("states each resource's limits: page size, offset, list lengths, the id's format", () => {
+    const paths = shared.document['paths'] as Record<string, Record<string, Json>>;
+    const parameter = (path: string, method: string, name: string): Json =>
+      (paths[path]![method]!['parameters'] as Json[]).find((p) => p['name'] === name)!;
+    // projects.resource.json sets pagination.max_limit 100; the others keep 500.
+    expect(parameter('/projects', 'get', 'limit')['schema']).toEqual({ type: 'integer', minimum: 1, maximum: 100 });
+    expect(parameter('/tasks', 'get', 'limit')['schema']).toEqual({ type: 'integer', minimum: 1, maximum: 500 });
+    expect(parameter('/tasks', 'get', 'offset')['schema']).toEqual({ type: 'integer', minimum: 0 });
+    const schemas = componentsOf(shared);
+    const body = (entity: string): Record<string, Json> =>
+      schemas[`${entity}SearchRequest`]!['properties'] as Record<string, Json>;
+    expect(body('Project')['limit']).toMatchObject({ minimum: 1, maximum: 100 });
+    expect(body('Task')['limit']).toMatchObject({ minimum: 1, maximum: 500 });
+    expect(body('Task')['offset']).toMatchObject({ minimum: 0 });
+    expect(body('Task')['include']).toMatchObject({
+      maxItems: 8,
+      items: { $ref: '#/components/schemas/TaskIncludePath' },
+    });
+    expect(body('Task')['sort']).toMatchObject({ maxItems: 5 });
+    for (const method of ['get', 'put', 'patch', 'delete']) {
+      const id = parameter('/tasks/{id}', method, 'id');
+      expect(id['schema']).toMatchObject({ type: 'string', format: 'uuid' });
+      expect(id['example']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    }
+    // `include` on get and list: one path or several, sent comma-separated.
+    expect(parameter('/tasks/{id}', 'get', 'include')).toMatchObject({
+      style: 'form',
+      explode: false,
+      schema: { anyOf: [{ $ref: '#/components/schemas/TaskIncludePath' }, { type: 'array', maxItems: 8 }] },
+    });
+  });
+
+  it('lists exactly what the engine accepts: every name and operator it lists is taken, every other refused', async () => {
+    for (const [name, entity] of Object.entries(ENTITIES)) {
+      const { branches, filterFields, sort, include } = vocabularyOf(shared, entity);
+      for (const part of chunks(filterFields, LEAVES_PER_SEARCH)) {
+        const res = await search('admin', name, {
+          filters: part.map((field) => ({ field, op: 'isnull', value: false })),
+        });
+        expect(res.status, `${name}: ${JSON.stringify(res.json)}`).toBe(200);
+      }
+      for (const part of chunks(include, 8)) {
+        const res = await search('admin', name, { include: part, limit: 1 });
+        expect(res.status, `${name} include ${part.join(',')}: ${JSON.stringify(res.json)}`).toBe(200);
+      }
+      for (const field of sort) {
+        const res = await search('admin', name, { sort: [{ field, order: 'desc' }], limit: 1 });
+        expect(res.status, `${name} sort ${field}: ${JSON.stringify(res.json)}`).toBe(200);
+      }
+      // Each operator on one field of each kind: 200 when its branch lists it, 422 when not.
+      for (const { fields, ops } of branches) {
+        const field = fields[0]!;
+        const value = sampleValue(outputProperty(entity, field), MISSING);
+        for (const op of FILTER_OPERATORS) {
+          const leafValue = op === 'isnull' ? true : op === 'in' || op === 'nin' ? [value] : value;
+          const res = await search('admin', name, { filters: [{ field, op, value: leafValue }] });
+          expect(res.status, `${name}: ${field} ${op} ${JSON.stringify(leafValue)}`).toBe(ops.includes(op) ? 200 : 422);
+        }
+      }
+    }
+    // One hop further than the limit: refused, and not listed.
+    const task = vocabularyOf(shared, 'Task');
+    expect(task.include).not.toContain('project.owner.profile.user');
+    expect((await search('admin', 'tasks', { include: ['project.owner.profile.user'] })).status).toBe(422);
+    expect(task.filterFields).not.toContain('project.owner.profile.user.id');
+    const tooDeep = await search('admin', 'tasks', {
+      filters: [{ field: 'project.owner.profile.user.id', op: 'isnull', value: true }],
+    });
+    expect(tooDeep.status).toBe(422);
+    expect(task.sort).not.toContain('comments.body');
+    expect((await search('admin', 'tasks', { sort: [{ field: 'comments.body' }] })).status).toBe(422);
+  });
+
+  it("leaves out of a caller's document exactly the names that caller is refused", async () => {
+    for (const role of ['noproject', 'nobudget'] as const) {
+      for (const [name, entity] of Object.entries(ENTITIES)) {
+        const all = vocabularyOf(shared, entity);
+        const mine = vocabularyOf(own.get(role)!, entity);
+        const refused = {
+          filter: all.filterFields.filter((f) => !mine.filterFields.includes(f)),
+          sort: all.sort.filter((f) => !mine.sort.includes(f)),
+          include: all.include.filter((p) => !mine.include.includes(p)),
+        };
+        for (const part of chunks(mine.filterFields, LEAVES_PER_SEARCH)) {
+          const res = await search(role, name, {
+            filters: part.map((field) => ({ field, op: 'isnull', value: true })),
+          });
+          expect(res.status, `${role} ${name}: ${JSON.stringify(res.json)}`).toBe(200);
+        }
+        for (const part of chunks(mine.include, 8))
+          expect(
+            (await search(role, name, { include: part, limit: 1 })).status,
+            `${role} ${name} ${part.join(',')}`,
+          ).toBe(200);
+        for (const field of refused.filter) {
+          const res = await search(role, name, { filters: [{ field, op: 'isnull', value: true }] });
+          expect(res.status, `${role} ${name} filter ${field}`).toBe(403);
+        }
+        for (const field of refused.sort)
+          expect((await search(role, name, { sort: [{ field }] })).status, `${role} ${name} sort ${field}`).toBe(403);
+        for (const path of refused.include)
+          expect((await search(role, name, { include: [path] })).status, `${role} ${name} include ${path}`).toBe(403);
+      }
+    }
+    // What the restrictions hide: the task → project link for one role, a project's budget for the other.
+    const noproject = vocabularyOf(own.get('noproject')!, 'Task');
+    expect(noproject.include).not.toContain('project');
+    expect(noproject.filterFields).not.toContain('project_id');
+    expect(noproject.filterFields).not.toContain('project.name');
+    expect(vocabularyOf(own.get('noproject')!, 'Comment').include).not.toContain('task.project');
+    const nobudget = vocabularyOf(own.get('nobudget')!, 'Task');
+    expect(nobudget.filterFields).toContain('project.name');
+    expect(nobudget.filterFields).not.toContain('project.budget');
+    expect(nobudget.sort).not.toContain('project.budget');
+    expect(vocabularyOf(own.get('nobudget')!, 'Project').filterFields).not.toContain('budget');
   });
 
   it('passes redocly lint without errors, shared and per caller', async () => {

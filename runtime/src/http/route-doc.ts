@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { Token } from '../container/index.js';
 import type { SchemaClass } from '../schema/context-schema.js';
 
 /** The seven operations of a resource router, named as the document's operationIds start. */
@@ -16,6 +17,11 @@ export interface ResourceDescription {
   readonly schemaOut: SchemaClass;
   /** The `{id}` path parameter as the router validates it. */
   readonly id: TSchema;
+  /**
+   * The router's service: the document reads the page-size and path-depth limits of its repository's
+   * search engine from one instance (the defaults when it has none).
+   */
+  readonly service?: Token<unknown>;
 }
 
 /** A route's entry in the document: which resource operation it is. */

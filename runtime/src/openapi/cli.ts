@@ -1,7 +1,7 @@
 /**
  * Typed-client writer, run inside a project with its own TypeScript loader:
  *
- *   tsx node_modules/@core/runtime/dist/openapi/cli.js [--entry src/main.ts] [--out src/client]
+ *   tsx node_modules/@core/runtime/dist/openapi/cli.js [--entry src/main.ts] [--out src/client] [--check]
  *
  * Builds the app from the project's entry module (its exported `buildApp()`), takes its shared
  * OpenAPI document, and writes into `--out`:
@@ -12,16 +12,22 @@
  * The app is built on an in-memory SQLite database: the document does not depend on the data, and
  * nothing touches the project's own database. Prints one `CREATE`/`UPDATE`/`UNCHANGED` line per file;
  * on failure one line on stderr and exit code 1.
+ *
+ * `--check` writes nothing: it compares the files with what a run would write (line endings aside, so
+ * a checkout that turned them into CRLF still counts as current) and exits 1 naming each stale or
+ * missing file, so CI fails when the committed client no longer matches the app.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const USAGE = 'usage: cli.js [--entry src/main.ts] [--out src/client]';
+const USAGE = 'usage: cli.js [--entry src/main.ts] [--out src/client] [--check]';
 
 interface Args {
   entry: string;
   out: string;
+  check: boolean;
 }
 
 interface BuiltApp {
@@ -31,9 +37,14 @@ interface BuiltApp {
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { entry: 'src/main.ts', out: 'src/client' };
-  for (let i = 0; i < argv.length; i += 2) {
-    const [flag, value] = [argv[i], argv[i + 1]];
+  const args: Args = { entry: 'src/main.ts', out: 'src/client', check: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === '--check') {
+      args.check = true;
+      continue;
+    }
+    const value = argv[++i];
     if ((flag !== '--entry' && flag !== '--out') || value === undefined)
       throw new Error(`unexpected argument ${JSON.stringify(flag)}; ${USAGE}`);
     args[flag === '--entry' ? 'entry' : 'out'] = value;
@@ -47,6 +58,9 @@ async function loadDocument(entry: string): Promise<Record<string, unknown>> {
   // Read by the app's settings before `.env`: no connection to the project's database, no log lines.
   process.env['DATABASE_URL'] = 'sqlite::memory:';
   process.env['LOG_LEVEL'] = 'silent';
+  // The document does not depend on the secret; a throwaway one keeps the settings from warning where
+  // no `.env` exists (CI, which runs `core client --check`).
+  process.env['SECRET_KEY'] ??= randomBytes(32).toString('hex');
   const module = (await import(pathToFileURL(path).href)) as { buildApp?: () => Promise<BuiltApp> };
   if (typeof module.buildApp !== 'function')
     throw new Error(`${entry} exports no buildApp(): the client is written from the app it builds`);
@@ -85,11 +99,12 @@ export type Schemas = components['schemas'];
  * \`\`\`
  */
 export function createApiClient(options: ClientOptions = {}): Client<paths> {
-  return createClient<paths>(options);
+  // Arrays in the query (\`include: ['project', 'comments.author']\`) go comma-separated, as the server reads them.
+  return createClient<paths>({ querySerializer: { array: { style: 'form', explode: false } }, ...options });
 }
 `;
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const document = await loadDocument(args.entry);
   const { default: openapiTS, astToString } = await import('openapi-typescript');
@@ -102,6 +117,7 @@ async function main(): Promise<void> {
     ['schema.d.ts', banner + types],
     ['index.ts', INDEX],
   ];
+  if (args.check) return check(args.out, files);
   mkdirSync(args.out, { recursive: true });
   for (const [name, content] of files) {
     const path = join(args.out, name);
@@ -111,6 +127,24 @@ async function main(): Promise<void> {
       `${before === undefined ? 'CREATE' : before === content ? 'UNCHANGED' : 'UPDATE'} ${relative(process.cwd(), path)}`,
     );
   }
+  return 0;
+}
+
+/** `--check`: each file as it is against what a run would write; 1 when one is stale or missing. */
+function check(out: string, files: readonly [string, string][]): number {
+  const stale: string[] = [];
+  for (const [name, content] of files) {
+    const path = relative(process.cwd(), join(out, name));
+    const current = existsSync(path) ? readFileSync(path, 'utf8').replace(/\r\n/g, '\n') : undefined;
+    if (current === content) say(`CURRENT ${path}`);
+    else stale.push(`${path} (${current === undefined ? 'missing' : 'stale'})`);
+  }
+  if (stale.length === 0) return 0;
+  process.stderr.write(
+    `the typed client does not match the app's OpenAPI document: ${stale.join(', ')}; ` +
+      'run `core client` (or `core generate`) and commit the result\n',
+  );
+  return 1;
 }
 
 function say(line: string): void {
@@ -118,9 +152,9 @@ function say(line: string): void {
 }
 
 try {
-  await main();
+  const code = await main();
   // A plugin of the app may keep a handle open after close (a worker thread of a log transport).
-  process.exit(0);
+  process.exit(code);
 } catch (err) {
   process.stderr.write(`${(err as Error).message}\n`);
   process.exit(1);

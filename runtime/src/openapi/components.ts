@@ -5,7 +5,15 @@ import { toJsonSchema } from '../schema/json-schema.js';
 import { planOutput, type OutputNode } from '../schema/output-plan.js';
 import { restrictionScope, visibility } from '../schema/restriction-scope.js';
 import { describeSchema, reachableSchemas, type SchemaInfo } from '../schema/schema-info.js';
-import { FilterLeafSchema, SearchRequestSchema, SortRuleSchema } from '../search/index.js';
+import type { ResourceDescription } from '../http/route-doc.js';
+import {
+  FilterLeafSchema,
+  GROUP_OPERATORS,
+  SearchRequestSchema,
+  SortRuleSchema,
+  type SearchLimits,
+} from '../search/index.js';
+import { OPERATOR_SET_NAMES, operatorsOf, resourceQueries, type ResourceQueries } from './queries.js';
 import { errorResponseName } from './statuses.js';
 
 export type Json = { [keyword: string]: unknown };
@@ -37,6 +45,7 @@ export class SchemaComponents {
   private readonly outputNames = new Map<string, string>();
   /** Shared document: fields of a schema that some role does not see, by schema id. */
   private hiddenForSomeRole: Map<number, Set<string>> | undefined;
+  private readonly queriesOf = new Map<ResourceDescription, ResourceQueries>();
 
   private readonly outputRoots: readonly SchemaInfo[];
   /** Ids of every schema an output root can reach (whose hidden fields come from the output plans). */
@@ -84,17 +93,40 @@ export class SchemaComponents {
     return name;
   }
 
-  /** The search body of one resource, under `name`, with the shared filter and sort components. */
-  searchRequest(name: string): string {
-    this.searchParts();
+  /** What the reads of `resource` accept in this view (its fields, paths and limits); computed once per document. */
+  queries(resource: ResourceDescription): ResourceQueries {
+    let found = this.queriesOf.get(resource);
+    if (found === undefined) {
+      found = resourceQueries(resource, this.view.restricted);
+      this.queriesOf.set(resource, found);
+    }
+    return found;
+  }
+
+  /**
+   * The search body of one resource (`TaskSearchRequest`), with its own filter and sort components
+   * (`TaskSearchFilter`, `TaskFilterCondition`, `TaskFilterGroup`, `TaskSortRule`): the fields,
+   * operators, relation paths and limits that resource accepts.
+   */
+  searchRequest(resource: ResourceDescription): string {
+    const name = `${resource.entity}SearchRequest`;
+    if (this.schemas[name] !== undefined) return name;
+    const queries = this.queries(resource);
+    const { limits } = queries;
     const base = toOpenApi(SearchRequestSchema);
     const properties = { ...(base['properties'] as Record<string, Json>) };
-    properties['filters'] = { ...properties['filters'], items: ref('schemas', 'SearchFilter') };
-    properties['sort'] = { ...properties['sort'], items: ref('schemas', 'SortRule') };
-    properties['limit'] = {
-      ...properties['limit'],
-      description: "Page size (default 50; at most the resource's maximum, 500 unless its manifest says otherwise)",
+    properties['filters'] = {
+      ...properties['filters'],
+      maxItems: limits.maxFilterNodes,
+      items: ref('schemas', this.searchFilter(resource.entity, queries)),
     };
+    properties['include'] = this.includeList(resource);
+    properties['sort'] = {
+      ...properties['sort'],
+      maxItems: limits.maxSortKeys,
+      items: ref('schemas', this.sortRule(resource.entity, queries)),
+    };
+    properties['limit'] = { ...properties['limit'], maximum: limits.maxLimit, description: pageSize(limits) };
     this.schemas[name] = { ...base, properties };
     return name;
   }
@@ -123,22 +155,66 @@ export class SchemaComponents {
     return 'ErrorEnvelope';
   }
 
-  private searchParts(): void {
-    if (this.schemas['SearchFilter'] !== undefined) return;
-    this.schemas['SearchFilter'] = {
-      description: 'A condition, or a group of them (a group is one level of depth).',
-      anyOf: [ref('schemas', 'FilterCondition'), ref('schemas', 'FilterGroup')],
+  /**
+   * One relation path `include` may name (`TaskIncludePath`: `project`, `comments.author`…), shared by
+   * the search body and the get and list parameters; a plain string when the paths could not be
+   * enumerated, undefined when there is nothing to include.
+   */
+  includePath(resource: ResourceDescription): Json | undefined {
+    const { includePaths } = this.queries(resource);
+    if (includePaths === null) return { type: 'string', minLength: 1 };
+    if (includePaths.length === 0) return undefined;
+    const name = `${resource.entity}IncludePath`;
+    this.schemas[name] ??= {
+      type: 'string',
+      enum: [...includePaths],
+      description: `A relation path of ${resource.entity}, at most ${this.queries(resource).limits.maxPathDepth} relations deep`,
     };
-    this.schemas['FilterCondition'] = toOpenApi(FilterLeafSchema);
-    this.schemas['FilterGroup'] = {
+    return ref('schemas', name);
+  }
+
+  /** The search body's `include`: the resource's relation paths, as many as the engine takes. */
+  private includeList(resource: ResourceDescription): Json {
+    const description = 'Relation paths to load, e.g. comments.author';
+    const path = this.includePath(resource);
+    if (path === undefined) return { type: 'array', maxItems: 0, description: 'Nothing to include' };
+    return { type: 'array', items: path, maxItems: this.queries(resource).limits.maxIncludes, description };
+  }
+
+  /** `<Entity>SearchFilter`: a condition or a group, each naming only what the resource accepts. */
+  private searchFilter(entity: string, queries: ResourceQueries): string {
+    const name = `${entity}SearchFilter`;
+    const condition = `${entity}FilterCondition`;
+    const group = `${entity}FilterGroup`;
+    this.schemas[name] = {
+      description: 'A condition, or a group of them (a group is one level of depth).',
+      anyOf: [ref('schemas', condition), ref('schemas', group)],
+    };
+    this.schemas[condition] = filterCondition(queries);
+    this.schemas[group] = {
       type: 'object',
       required: ['op', 'items'],
       properties: {
-        op: { type: 'string', enum: ['and', 'or'] },
-        items: { type: 'array', items: ref('schemas', 'SearchFilter') },
+        op: { type: 'string', enum: [...GROUP_OPERATORS] },
+        items: { type: 'array', items: ref('schemas', name) },
       },
     };
-    this.schemas['SortRule'] = toOpenApi(SortRuleSchema);
+    return name;
+  }
+
+  /** `<Entity>SortRule`: a column, or a path through to-one relations, that has an order. */
+  private sortRule(entity: string, queries: ResourceQueries): string {
+    const name = `${entity}SortRule`;
+    const base = toOpenApi(SortRuleSchema);
+    const properties = { ...(base['properties'] as Record<string, Json>) };
+    if (queries.sortFields !== null)
+      properties['field'] = {
+        type: 'string',
+        enum: [...queries.sortFields],
+        description: 'A column, or a path through to-one relations, of a kind that has an order',
+      };
+    this.schemas[name] = { ...base, properties };
+    return name;
   }
 
   private outputName(node: OutputNode): string {
@@ -209,6 +285,45 @@ function addHidden(hidden: Map<number, Set<string>>, info: SchemaInfo, seen: Rea
   let set = hidden.get(info.id);
   if (set === undefined) hidden.set(info.id, (set = new Set()));
   for (const field of info.fieldNames) if (!seen.has(field)) set.add(field);
+}
+
+/** `Page size (default 50; at most 500)`, with the resource's numbers. */
+export function pageSize(limits: Readonly<SearchLimits>): string {
+  return `Page size (default ${limits.defaultLimit}; at most ${limits.maxLimit})`;
+}
+
+const VALUE_DESCRIPTION = 'A JSON scalar; an array of scalars for in/nin; a boolean for isnull';
+
+/**
+ * A filter condition: one branch per operator set, naming the fields of that set and the operators
+ * they take (`priority` with `startswith`, `points` with `gt`…). Fields that can only be null-tested
+ * (json and other opaque columns) take `isnull`, or `eq`/`ne` with a null value.
+ */
+function filterCondition(queries: ResourceQueries): Json {
+  const generic = toOpenApi(FilterLeafSchema);
+  if (queries.filterFields === null) return generic;
+  const branch = (fields: readonly string[], ops: readonly string[], value: Json): Json => ({
+    type: 'object',
+    required: value['type'] === 'null' ? ['field', 'op', 'value'] : ['field', 'op'],
+    properties: {
+      field: { type: 'string', enum: [...fields] },
+      op: { type: 'string', enum: [...ops] },
+      value,
+    },
+  });
+  const branches: Json[] = [];
+  for (const set of OPERATOR_SET_NAMES) {
+    const fields = queries.filterFields.get(set);
+    if (fields === undefined || fields.length === 0) continue;
+    branches.push(branch(fields, operatorsOf(set), { description: VALUE_DESCRIPTION }));
+    if (set === 'opaque') branches.push(branch(fields, ['eq', 'ne'], { type: 'null' }));
+  }
+  if (branches.length === 0) return generic;
+  return {
+    description:
+      "`{ field, op, value }`: a column, `<relation>_id` or relation dot-path of the resource, with an operator its column's kind takes.",
+    anyOf: branches,
+  };
 }
 
 /** `components.responses`: one per error code, each an `ErrorEnvelope`; the 503 tells `Retry-After`. */

@@ -1,6 +1,6 @@
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import { toJsonSchema } from '../schema/json-schema.js';
-import { ref, type Json, type SchemaComponents } from './components.js';
+import { pageSize, ref, type Json, type SchemaComponents } from './components.js';
 import type { CoreRouteDoc, ResourceDescription, ResourceOperation } from '../http/route-doc.js';
 import { customFacts, errorCodesOf, errorResponseName, resourceFacts } from './statuses.js';
 
@@ -59,7 +59,7 @@ export function resourceOperation(
     if (!needs.tags.has(tag))
       needs.tags.set(tag, `The ${resource.name} resource: create, read, replace, update, delete, list and search.`);
 
-  const parameters = parametersOf(operation, resource, needs);
+  const parameters = parametersOf(operation, resource, needs, components);
   if (parameters.length > 0) operationObject['parameters'] = parameters;
 
   const body = requestBodyOf(operation, resource, components);
@@ -100,15 +100,32 @@ function securityOf(action: string | null, anonymousMay: (action: string) => boo
   return anonymousMay(action) ? [...schemes, {}] : schemes;
 }
 
-const INCLUDE: Json = {
-  name: 'include',
-  in: 'query',
-  required: false,
-  description: 'Relations to embed, comma-separated; dotted paths reach further (`project,comments.author`).',
-  schema: { type: 'string' },
-};
+/**
+ * `include` of get and list: one relation path, or several (sent comma-separated, `style: form`
+ * without explode), enumerated to the search engine's path depth. Absent when there is nothing the
+ * caller may include.
+ */
+function includeParameter(resource: ResourceDescription, components: SchemaComponents): Json | undefined {
+  const path = components.includePath(resource);
+  if (path === undefined) return undefined;
+  const { maxIncludes } = components.queries(resource).limits;
+  return {
+    name: 'include',
+    in: 'query',
+    required: false,
+    description: `Relations to embed: one path, or up to ${maxIncludes} comma-separated; dotted paths reach further (\`project,comments.author\`).`,
+    style: 'form',
+    explode: false,
+    schema: { anyOf: [path, { type: 'array', items: path, minItems: 1, maxItems: maxIncludes }] },
+  };
+}
 
-function parametersOf(operation: ResourceOperation, resource: ResourceDescription, needs: OperationNeeds): Json[] {
+function parametersOf(
+  operation: ResourceOperation,
+  resource: ResourceDescription,
+  needs: OperationNeeds,
+  components: SchemaComponents,
+): Json[] {
   const parameters: Json[] = [];
   if (operation !== 'create' && operation !== 'list' && operation !== 'search') {
     const schema = toJsonSchema(resource.id) as Json;
@@ -121,15 +138,17 @@ function parametersOf(operation: ResourceOperation, resource: ResourceDescriptio
       example: exampleId(schema),
     });
   }
-  if (operation === 'get') parameters.push(INCLUDE);
+  const include = operation === 'get' || operation === 'list' ? includeParameter(resource, components) : undefined;
+  if (operation === 'get' && include !== undefined) parameters.push(include);
   if (operation === 'list') {
+    const { limits } = components.queries(resource);
     parameters.push(
       {
         name: 'limit',
         in: 'query',
         required: false,
-        description: "Page size (default 50; at most the resource's maximum, 500 unless its manifest says otherwise).",
-        schema: { type: 'integer', minimum: 1 },
+        description: `${pageSize(limits)}.`,
+        schema: { type: 'integer', minimum: 1, maximum: limits.maxLimit },
       },
       {
         name: 'offset',
@@ -145,8 +164,8 @@ function parametersOf(operation: ResourceOperation, resource: ResourceDescriptio
         description: '`next_cursor` of a previous page (keyset pagination).',
         schema: { type: 'string', minLength: 1 },
       },
-      INCLUDE,
     );
+    if (include !== undefined) parameters.push(include);
   }
   if (operation === 'replace' || operation === 'update' || operation === 'delete') {
     needs.parameters.add('IfMatch');
@@ -181,7 +200,7 @@ function requestBodyOf(
         content: json(components.input(resource.updateSchema, `${resource.entity}Patch`, 'patch')),
       };
     case 'search':
-      return { required: false, content: json(components.searchRequest(`${resource.entity}SearchRequest`)) };
+      return { required: false, content: json(components.searchRequest(resource)) };
     default:
       return undefined;
   }
