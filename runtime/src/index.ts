@@ -187,7 +187,7 @@ export { BaseRepository, type DeleteOptions, type RepositoryOptions, type Update
 export { BaseService, type ServiceOptions } from './data/service.js';
 
 // http
-export { BaseRouter, type RouterService } from './http/base-router.js';
+export { BaseRouter, type ResourceRoutes, type RouterService } from './http/base-router.js';
 export {
   CoreAPIRoute,
   type CoreRouteConfig,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { Type, type TSchema } from 'typebox';
+import { Type, type TObject, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { Inject, type Token } from '../container/index.js';
+import { container, Inject, type Token } from '../container/index.js';
 import { getContext } from '../context/context.js';
 import { dbManager } from '../db/database.js';
 import { etagOf } from '../data/etag.js';
@@ -10,8 +10,8 @@ import type { Page, PageParams } from '../model/types.js';
 import { ValidationError } from '../errors.js';
 import type { ContextSchema } from '../schema/index.js';
 import { SearchRequestSchema, type SearchRequest } from '../search/index.js';
-import { resourceRouteConfig, type ResourceOperation } from './route-doc.js';
-import { CoreAPIRoute, type SchemaSource } from './core-api-route.js';
+import { resourceRouteConfig, type CoreRouteDoc, type ResourceOperation } from './route-doc.js';
+import { CoreAPIRoute, type CoreRouteOptions, type SchemaSource } from './core-api-route.js';
 import { CoreJSONResponse } from './core-json-response.js';
 import { useCoreRequest } from './core-request.js';
 import { allowedMethods, methodNotAllowedOr404, useCoreErrors } from './error-handler.js';
@@ -98,6 +98,25 @@ const ViewQuerySchema = Type.Object({
 const SchemaOnlyQuery = Type.Object({ schema: ListQuerySchema.properties.schema });
 
 /**
+ * What the seven endpoint methods of a `BaseRouter` share, built once per mount by `routes(app)`.
+ * Everything here is decided when the routes are registered, never per request.
+ */
+export interface ResourceRoutes {
+  /** The full mount path (`/api/v1/tasks`): what `Location` and the `Link` header start with. */
+  readonly prefix: string;
+  /** The router's `tags`, as the routes' OpenAPI tags. */
+  readonly tags: string[];
+  /** `{ id }`, the path parameters of the by-id routes as the router validates them. */
+  readonly params: TObject<{ id: TSchema }>;
+  /** The by-id routes' first hook: a reserved word in the id's place (`search`, empty) is a 405. */
+  readonly onRequest: onRequestHookHandler;
+  /** The route `config` that tells the OpenAPI document which resource operation a route is. */
+  config(operation: ResourceOperation): { coreOpenApi: CoreRouteDoc };
+  /** `source` when the router has `exposeSchemas` (`?schema=true` answers it), else undefined. */
+  expose(source: SchemaSource): SchemaSource | undefined;
+}
+
+/**
  * Scaffolds the seven secure endpoints of one resource (docs/http.md) from a model, three context
  * schemas and a service. Subclass it, set the fields, and register `.router` on the app:
  *
@@ -115,15 +134,37 @@ const SchemaOnlyQuery = Type.Object({ schema: ListQuerySchema.properties.schema 
  * await app.register(new TaskRouter().router);
  * ```
  *
- * | route | guard | success |
- * |---|---|---|
- * | `POST /` | create | 201, `Location` |
- * | `GET /:id` | view | 200 |
- * | `PUT /:id` (replace) | update | 200 |
- * | `PATCH /:id` (partial) | update | 200 |
- * | `DELETE /:id` | delete | 200, `data: null` |
- * | `GET /` | listview | 200, array |
- * | `POST /search` | listview | 200, array |
+ * | route | method | guard | success |
+ * |---|---|---|---|
+ * | `POST /` | `create` | create | 201, `Location` |
+ * | `GET /:id` | `get` | view | 200 |
+ * | `PUT /:id` (replace) | `replace` | update | 200 |
+ * | `PATCH /:id` (partial) | `update` | update | 200 |
+ * | `DELETE /:id` | `delete` | delete | 200, `data: null` |
+ * | `GET /` | `list` | listview | 200, array |
+ * | `POST /search` | `search` | listview | 200, array |
+ *
+ * Each route comes from its own method, which returns the route's `CoreAPIRoute` options (or
+ * undefined to leave the route out); `routes(app)` registers them in the order above. Override one
+ * to change that endpoint alone: the others, and what the OpenAPI document says of each (its
+ * `config` and `schema`), stay as they are.
+ *
+ * ```ts
+ * export class TaskRouter extends BaseRouter<TaskCreateInput, TaskUpdateInput> {
+ *   // …the fields above…
+ *
+ *   // GET /tasks/:id also says how long a client may cache the record; the handler stays Core's.
+ *   protected override get(resource: ResourceRoutes): CoreRouteOptions | undefined {
+ *     const route = super.get(resource);
+ *     return route && { ...route, onSend: cachePrivately };
+ *   }
+ *
+ *   // No DELETE /tasks/:id: that URL answers 405 with the methods it still serves.
+ *   protected override delete(): undefined {
+ *     return undefined;
+ *   }
+ * }
+ * ```
  *
  * The service is resolved per request from the request's DI scope. Override `routes(app)` (calling
  * `super.routes(app)`) to add endpoints of your own under the same prefix.
@@ -151,10 +192,31 @@ export abstract class BaseRouter<C extends object, U extends object> {
           const reserved = this.reservedIds();
           useCoreErrors(scoped, { ignoreMatch: (params) => params.id !== undefined && reserved.has(params.id) });
           this.routes(scoped);
+          scoped.addHook('onReady', () => this.prepareService(scoped));
         },
         { prefix: this.prefix },
       );
     };
+  }
+
+  /**
+   * Builds the service once, in a DI scope of its own, when the app is ready, so its repository exists
+   * before the first request: a repository that overrides `buildBaseQuery` registers its row scope when
+   * it is built, and other resources' includes and relation paths must obey it from the first request.
+   */
+  private prepareService(app: FastifyInstance): void {
+    const scope = container.createScope();
+    try {
+      scope.resolve(this.service);
+    } catch (err) {
+      app.log.warn(
+        { err, router: this.constructor.name },
+        'the service could not be built before the first request: a row scope its repository declares in code ' +
+          '(buildBaseQuery) applies to other resources only once a request has built it; see docs/security.md',
+      );
+    } finally {
+      void scope.dispose();
+    }
   }
 
   /** The service for the current request, from its DI scope. */
@@ -163,213 +225,249 @@ export abstract class BaseRouter<C extends object, U extends object> {
   }
 
   /**
-   * Registers the seven endpoints; override to add your own (and call `super.routes(app)`). `app` is
-   * the router's own context: `app.prefix` is the full mount path (e.g. `/api/v1/tasks`).
+   * Registers the seven endpoints, each from its method, in the order of the class comment's table;
+   * override to add your own (and call `super.routes(app)`). `app` is the router's own context:
+   * `app.prefix` is the full mount path (e.g. `/api/v1/tasks`).
    */
   protected routes(app: FastifyInstance): void {
-    const base = app.prefix;
-    const actions = this.model.actions();
-    const out = this.schemaOut;
+    const resource = this.resourceRoutes(app);
+    register(app, this.create(resource));
+    register(app, this.get(resource));
+    register(app, this.replace(resource));
+    register(app, this.update(resource));
+    register(app, this.delete(resource));
+    register(app, this.list(resource));
+    register(app, this.search(resource));
+  }
+
+  /** What the endpoint methods share, for the router mounted at `app.prefix`. */
+  protected resourceRoutes(app: FastifyInstance): ResourceRoutes {
     const tags = [...this.tags];
     const params = Type.Object({ id: this.idSchema() });
-    const onRequest = rejectReservedIds(this.reservedIds());
     // What the OpenAPI document says of each route (bodies, responses, statuses), read from this router.
-    const resource = {
+    const description = {
       entity: this.model.name,
       name: this.model.tableName,
       tags,
       createSchema: this.createSchema,
       updateSchema: this.updateSchema,
-      schemaOut: out,
+      schemaOut: this.schemaOut,
       id: params.properties.id,
+      service: this.service,
     };
-    const documented = (operation: ResourceOperation) => resourceRouteConfig(operation, resource);
-    const expose = (source: SchemaSource): SchemaSource | undefined => (this.exposeSchemas ? source : undefined);
-    const outSchema: SchemaSource = (ctx) => ({
-      schema: out.jsonSchema(ctx),
-      restrictedFields: out.restrictedFieldsFor(ctx),
-    });
+    const exposeSchemas = this.exposeSchemas;
+    return {
+      prefix: app.prefix,
+      tags,
+      params,
+      onRequest: rejectReservedIds(this.reservedIds()),
+      config: (operation) => resourceRouteConfig(operation, description),
+      expose: (source) => (exposeSchemas ? source : undefined),
+    };
+  }
 
-    app.route(
-      CoreAPIRoute({
-        method: 'POST',
-        url: '/',
-        action: actions.CREATE,
-        config: documented('create'),
-        schema: { tags, summary: `Create one ${this.model.name}`, querystring: SchemaOnlyQuery },
-        exposeSchema: expose((ctx) => ({
-          schema: this.createSchema.jsonSchema(ctx),
-          restrictedFields: this.createSchema.restrictedFieldsFor(ctx),
-        })),
-        handler: async (request) => {
-          const ctx = getContext();
-          const input = this.createSchema.parse(request.body, ctx, { mode: 'create' }) as C;
-          const row = await this.resolveService().create(input);
-          return new CoreJSONResponse(row, {
-            status: 201,
-            serializeData: out.serializer(ctx),
-            headers: { location: `${base}/${String(row[this.primaryKey()])}` },
-          });
-        },
-      }),
-    );
+  /** `POST /`: creates one record; 201 with the record and its `Location`. */
+  protected create(resource: ResourceRoutes): CoreRouteOptions | undefined {
+    const base = resource.prefix;
+    const out = this.schemaOut;
+    return {
+      method: 'POST',
+      url: '/',
+      action: this.model.actions().CREATE,
+      config: resource.config('create'),
+      schema: { tags: resource.tags, summary: `Create one ${this.model.name}`, querystring: SchemaOnlyQuery },
+      exposeSchema: resource.expose((ctx) => ({
+        schema: this.createSchema.jsonSchema(ctx),
+        restrictedFields: this.createSchema.restrictedFieldsFor(ctx),
+      })),
+      handler: async (request) => {
+        const ctx = getContext();
+        const input = this.createSchema.parse(request.body, ctx, { mode: 'create' }) as C;
+        const row = await this.resolveService().create(input);
+        return new CoreJSONResponse(row, {
+          status: 201,
+          serializeData: out.serializer(ctx),
+          headers: { location: `${base}/${String(row[this.primaryKey()])}` },
+        });
+      },
+    };
+  }
 
-    app.route(
-      CoreAPIRoute({
-        method: 'GET',
-        url: '/:id',
-        onRequest,
-        action: actions.VIEW,
-        config: documented('get'),
-        schema: { tags, summary: `Get one ${this.model.name}`, params, querystring: ViewQuerySchema },
-        exposeSchema: expose(outSchema),
-        handler: async (request) => {
-          const { id } = request.params as IdParams;
-          const service = this.resolveService();
-          const include = includeOf(request);
-          let row: OutputRow;
-          let tag: string | null = null;
-          try {
-            // The tag is read before the row: a tag older than its row can only cause a needless 412.
-            if (service.etag) tag = await service.etag(id, { include });
-            row = await service.get(id, { include });
-          } catch (error) {
-            throw atUrl(error, VIEW_URL);
-          }
-          return new CoreJSONResponse(row, { serializeData: out.serializer(getContext()), ...etagHeader(tag) });
-        },
-      }),
-    );
+  /** `GET /:id`: one record, with its `ETag` when the service has `etag`. */
+  protected get(resource: ResourceRoutes): CoreRouteOptions | undefined {
+    const out = this.schemaOut;
+    return {
+      method: 'GET',
+      url: '/:id',
+      onRequest: resource.onRequest,
+      action: this.model.actions().VIEW,
+      config: resource.config('get'),
+      schema: {
+        tags: resource.tags,
+        summary: `Get one ${this.model.name}`,
+        params: resource.params,
+        querystring: ViewQuerySchema,
+      },
+      exposeSchema: resource.expose(outputSchema(out)),
+      handler: async (request) => {
+        const { id } = request.params as IdParams;
+        const service = this.resolveService();
+        const include = includeOf(request);
+        let row: OutputRow;
+        let tag: string | null = null;
+        try {
+          // The tag is read before the row: a tag older than its row can only cause a needless 412.
+          if (service.etag) tag = await service.etag(id, { include });
+          row = await service.get(id, { include });
+        } catch (error) {
+          throw atUrl(error, VIEW_URL);
+        }
+        return new CoreJSONResponse(row, { serializeData: out.serializer(getContext()), ...etagHeader(tag) });
+      },
+    };
+  }
 
+  /** `PUT /:id`: replaces one record (absent writable fields return to their defaults). */
+  protected replace(resource: ResourceRoutes): CoreRouteOptions | undefined {
+    return this.writeRoute(resource, 'PUT', 'replace');
+  }
+
+  /** `PATCH /:id`: changes the fields sent. */
+  protected update(resource: ResourceRoutes): CoreRouteOptions | undefined {
+    return this.writeRoute(resource, 'PATCH', 'patch');
+  }
+
+  /** `DELETE /:id`: deletes one record; 200 with `data: null`. */
+  protected delete(resource: ResourceRoutes): CoreRouteOptions | undefined {
+    return {
+      method: 'DELETE',
+      url: '/:id',
+      onRequest: resource.onRequest,
+      action: this.model.actions().DELETE,
+      config: resource.config('delete'),
+      schema: { tags: resource.tags, summary: `Delete one ${this.model.name}`, params: resource.params },
+      handler: async (request) => {
+        const { id } = request.params as IdParams;
+        const ifMatch = ifMatchOf(request);
+        try {
+          await this.resolveService().delete(id, ifMatch === undefined ? {} : { ifMatch });
+        } catch (error) {
+          throw atUrl(error, ID_PARAM);
+        }
+        return new CoreJSONResponse(null);
+      },
+    };
+  }
+
+  /** `GET /`: one page of records; the first page of an unpaginated call links the next one. */
+  protected list(resource: ResourceRoutes): CoreRouteOptions | undefined {
+    const base = resource.prefix;
+    const out = this.schemaOut;
+    return {
+      method: 'GET',
+      url: '/',
+      action: this.model.actions().LISTVIEW,
+      config: resource.config('list'),
+      schema: { tags: resource.tags, summary: `List ${this.model.tableName}`, querystring: ListQuerySchema },
+      exposeSchema: resource.expose(outputSchema(out)),
+      handler: async (request, reply) => {
+        const query = request.query as ListQuery;
+        let page: Page<OutputRow>;
+        try {
+          page = await this.resolveService().getList({ ...pageParams(query), include: includeOf(request) });
+        } catch (error) {
+          throw atUrl(error, LIST_QUERY);
+        }
+        const paginated = PAGE_KEYS.some((key) => query[key] !== undefined);
+        if (!paginated && page.hasMore && page.nextCursor) {
+          const next = new URLSearchParams({ cursor: page.nextCursor });
+          if (query.include) next.set('include', query.include);
+          reply.header('link', `<${base}/?${next.toString()}>; rel="next"`);
+        }
+        return new CoreJSONResponse(page.items, {
+          serializeData: out.serializer(getContext()),
+          meta: paginated ? pageMeta(page) : null,
+        });
+      },
+    };
+  }
+
+  /** `POST /search`: one page of the records a search body selects. */
+  protected search(resource: ResourceRoutes): CoreRouteOptions | undefined {
+    const out = this.schemaOut;
+    return {
+      method: 'POST',
+      url: '/search',
+      action: this.model.actions().LISTVIEW,
+      config: resource.config('search'),
+      schema: { tags: resource.tags, summary: `Search ${this.model.tableName}`, querystring: SchemaOnlyQuery },
+      exposeSchema: resource.expose((ctx) => ({
+        schema: searchRequestJsonSchema(),
+        restrictedFields: out.restrictedFieldsFor(ctx),
+      })),
+      handler: async (request) => {
+        const body = request.body ?? {};
+        if (typeof body !== 'object' || Array.isArray(body)) {
+          throw new ValidationError('The search body must be a JSON object.', [
+            { path: '', message: 'must be an object' },
+          ]);
+        }
+        const search = body as SearchRequest;
+        const page = await this.resolveService().search(search);
+        const paginated = PAGE_KEYS.some((key) => search[key] !== undefined);
+        return new CoreJSONResponse(page.items, {
+          serializeData: out.serializer(getContext()),
+          meta: paginated ? pageMeta(page) : null,
+        });
+      },
+    };
+  }
+
+  /** PUT and PATCH: one route each, told apart by `mode` when registered, not per request. */
+  private writeRoute(resource: ResourceRoutes, method: 'PUT' | 'PATCH', mode: 'replace' | 'patch'): CoreRouteOptions {
+    const out = this.schemaOut;
     // What a replace may reset: the fields of the update schema. A field it does not declare (one that
     // may be set on create only, say) keeps its stored value, as a restricted field does.
     const replaced = Object.keys(this.updateSchema.fields.properties);
-    for (const [method, mode] of [
-      ['PUT', 'replace'],
-      ['PATCH', 'patch'],
-    ] as const) {
-      app.route(
-        CoreAPIRoute({
-          method,
-          url: '/:id',
-          onRequest,
-          action: actions.UPDATE,
-          config: documented(mode === 'replace' ? 'replace' : 'update'),
-          schema: {
-            tags,
-            summary: `${mode === 'replace' ? 'Replace' : 'Update part of'} one ${this.model.name}`,
-            params,
-            querystring: SchemaOnlyQuery,
-          },
-          exposeSchema: expose((ctx) => ({
-            schema: this.updateSchema.jsonSchema(ctx, { mode }),
-            restrictedFields: this.updateSchema.restrictedFieldsFor(ctx),
-          })),
-          handler: async (request) => {
-            const ctx = getContext();
-            const { id } = request.params as IdParams;
-            const input = this.updateSchema.parse(request.body, ctx, { mode }) as U;
-            // A replace resets absent writable fields, but never what the caller may not see.
-            const options =
-              mode === 'replace'
-                ? { replace: true, keep: ctx.restrictedFields, fields: replaced, etag: true }
-                : { etag: true };
-            const ifMatch = ifMatchOf(request);
-            let row: OutputRow;
-            try {
-              row = await this.resolveService().update(
-                id,
-                input,
-                ifMatch === undefined ? options : { ...options, ifMatch },
-              );
-            } catch (error) {
-              throw atUrl(error, ID_PARAM);
-            }
-            return new CoreJSONResponse(row, { serializeData: out.serializer(ctx), ...etagHeader(etagOf(row)) });
-          },
-        }),
-      );
-    }
-
-    app.route(
-      CoreAPIRoute({
-        method: 'DELETE',
-        url: '/:id',
-        onRequest,
-        action: actions.DELETE,
-        config: documented('delete'),
-        schema: { tags, summary: `Delete one ${this.model.name}`, params },
-        handler: async (request) => {
-          const { id } = request.params as IdParams;
-          const ifMatch = ifMatchOf(request);
-          try {
-            await this.resolveService().delete(id, ifMatch === undefined ? {} : { ifMatch });
-          } catch (error) {
-            throw atUrl(error, ID_PARAM);
-          }
-          return new CoreJSONResponse(null);
-        },
-      }),
-    );
-
-    app.route(
-      CoreAPIRoute({
-        method: 'GET',
-        url: '/',
-        action: actions.LISTVIEW,
-        config: documented('list'),
-        schema: { tags, summary: `List ${this.model.tableName}`, querystring: ListQuerySchema },
-        exposeSchema: expose(outSchema),
-        handler: async (request, reply) => {
-          const query = request.query as ListQuery;
-          let page: Page<OutputRow>;
-          try {
-            page = await this.resolveService().getList({ ...pageParams(query), include: includeOf(request) });
-          } catch (error) {
-            throw atUrl(error, LIST_QUERY);
-          }
-          const paginated = PAGE_KEYS.some((key) => query[key] !== undefined);
-          if (!paginated && page.hasMore && page.nextCursor) {
-            const next = new URLSearchParams({ cursor: page.nextCursor });
-            if (query.include) next.set('include', query.include);
-            reply.header('link', `<${base}/?${next.toString()}>; rel="next"`);
-          }
-          return new CoreJSONResponse(page.items, {
-            serializeData: out.serializer(getContext()),
-            meta: paginated ? pageMeta(page) : null,
-          });
-        },
-      }),
-    );
-
-    app.route(
-      CoreAPIRoute({
-        method: 'POST',
-        url: '/search',
-        action: actions.LISTVIEW,
-        config: documented('search'),
-        schema: { tags, summary: `Search ${this.model.tableName}`, querystring: SchemaOnlyQuery },
-        exposeSchema: expose((ctx) => ({
-          schema: searchRequestJsonSchema(),
-          restrictedFields: out.restrictedFieldsFor(ctx),
-        })),
-        handler: async (request) => {
-          const body = request.body ?? {};
-          if (typeof body !== 'object' || Array.isArray(body)) {
-            throw new ValidationError('The search body must be a JSON object.', [
-              { path: '', message: 'must be an object' },
-            ]);
-          }
-          const search = body as SearchRequest;
-          const page = await this.resolveService().search(search);
-          const paginated = PAGE_KEYS.some((key) => search[key] !== undefined);
-          return new CoreJSONResponse(page.items, {
-            serializeData: out.serializer(getContext()),
-            meta: paginated ? pageMeta(page) : null,
-          });
-        },
-      }),
-    );
+    return {
+      method,
+      url: '/:id',
+      onRequest: resource.onRequest,
+      action: this.model.actions().UPDATE,
+      config: resource.config(mode === 'replace' ? 'replace' : 'update'),
+      schema: {
+        tags: resource.tags,
+        summary: `${mode === 'replace' ? 'Replace' : 'Update part of'} one ${this.model.name}`,
+        params: resource.params,
+        querystring: SchemaOnlyQuery,
+      },
+      exposeSchema: resource.expose((ctx) => ({
+        schema: this.updateSchema.jsonSchema(ctx, { mode }),
+        restrictedFields: this.updateSchema.restrictedFieldsFor(ctx),
+      })),
+      handler: async (request) => {
+        const ctx = getContext();
+        const { id } = request.params as IdParams;
+        const input = this.updateSchema.parse(request.body, ctx, { mode }) as U;
+        // A replace resets absent writable fields, but never what the caller may not see.
+        const options =
+          mode === 'replace'
+            ? { replace: true, keep: ctx.restrictedFields, fields: replaced, etag: true }
+            : { etag: true };
+        const ifMatch = ifMatchOf(request);
+        let row: OutputRow;
+        try {
+          row = await this.resolveService().update(
+            id,
+            input,
+            ifMatch === undefined ? options : { ...options, ifMatch },
+          );
+        } catch (error) {
+          throw atUrl(error, ID_PARAM);
+        }
+        return new CoreJSONResponse(row, { serializeData: out.serializer(ctx), ...etagHeader(etagOf(row)) });
+      },
+    };
   }
 
   /** The primary key's property name, read from the ORM metadata (initialised before routes register). */
@@ -418,6 +516,15 @@ function rejectReservedIds(reserved: ReadonlySet<string>): onRequestHookHandler 
       ),
     );
   };
+}
+
+function register(app: FastifyInstance, route: CoreRouteOptions | undefined): void {
+  if (route !== undefined) app.route(CoreAPIRoute(route));
+}
+
+/** `?schema=true` of the routes that answer records: the output schema as the caller may see it. */
+function outputSchema(out: SchemaClass): SchemaSource {
+  return (ctx) => ({ schema: out.jsonSchema(ctx), restrictedFields: out.restrictedFieldsFor(ctx) });
 }
 
 /** The `If-Match` header's text (repeated headers joined, as a list); undefined when absent. */
