@@ -96,6 +96,13 @@ export { type Class, type Constructable, createToken, type InjectionToken, type 
 
 // context
 export { type CoreContext, getContext, hasPermission, runWithContext, SYSTEM_CONTEXT } from './context/context.js';
+export type {
+  ClaimValue,
+  RowFilterGroup,
+  RowFilterLeaf,
+  RowFilterNode,
+  RowFilterSource,
+} from './context/row-filters.js';
 
 // auth
 export { ACCESS_TOKEN_COOKIE } from './auth/credentials.js';
@@ -151,6 +158,7 @@ export { BaseQuery } from './search/base-query.js';
 export type { FieldHandler, FieldHandlerContext, SqlFragment } from './search/filter-compiler.js';
 export { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './search/limits.js';
 export { type ListParams, ModelReader, type ModelReaderOptions, type ReadOptions } from './search/model-reader.js';
+export { registerRowScope, type RowAction, type RowScopeHook } from './search/row-scope.js';
 export { SearchEngine, type SearchEngineOptions } from './search/search-engine.js';
 export {
   FILTER_OPERATORS,

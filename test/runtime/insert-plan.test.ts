@@ -23,6 +23,7 @@ import {
   type EntityEventPayload,
   type Row,
 } from '@core/runtime';
+import { setOutbox } from '../../runtime/src/uow/registry.js';
 import { Comment, fixtureEntities, Label, Project, Task } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase } from '../helpers/databases.js';
 
@@ -39,7 +40,25 @@ const CounterSchema = defineModel(Counter, {
   enabled: p.boolean().default(true),
 });
 
+/** A model with a version column, which every write checks and increments. */
+class Ledger extends Base {
+  static override readonly tableName = 'ledgers';
+  declare id: number;
+  declare name: string;
+  declare version: number;
+}
+const LedgerSchema = defineModel(
+  Ledger,
+  { id: p.integer().primary().autoincrement(), name: p.string().length(60), version: p.integer().default(1) },
+  { version: 'version' },
+);
+
 type Input = Record<string, unknown>;
+
+/** A service that declares its create one row with nothing after it: the INSERT may go alone. */
+class SingleStatementService<M extends Base> extends BaseService<M, Input, Input> {
+  protected override readonly createInTransaction: boolean = false;
+}
 
 /** A repository that overrides `flush`, which keeps every create on MikroORM's path: the reference. */
 class OrmPathRepository<M extends Base> extends BaseRepository<M, Input, Input> {
@@ -60,7 +79,7 @@ function without<T extends Record<string, unknown>>(row: T, ...keys: string[]): 
 
 const isInsert = (sql: string) => /^insert into/i.test(sql);
 
-describeEachDatabase('compiled create', { entities: [...fixtureEntities, CounterSchema] }, (suite) => {
+describeEachDatabase('compiled create', { entities: [...fixtureEntities, CounterSchema, LedgerSchema] }, (suite) => {
   let tasks: BaseRepository<Task, Input, Input>;
   let ormTasks: OrmPathRepository<Task>;
   let projects: BaseRepository<Project, Input, Input>;
@@ -278,7 +297,7 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       expect.stringMatching(/^commit/i),
     ];
 
-    it('sends the INSERT alone, without BEGIN and COMMIT, from a repository or a service without hooks; the event sees the committed row', async () => {
+    it('sends the INSERT alone, without BEGIN and COMMIT, from a repository or a service that declares it; the event sees the committed row', async () => {
       const seen: unknown[] = [];
       const dispatcher = new Dispatcher();
       // Another connection (SQLite's reader, a pooled one on PostgreSQL): it sees committed rows only.
@@ -289,7 +308,9 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       const off = registerDbEventDispatcher(dispatcher, suite.db);
       try {
         const direct = await allStatements(() => tasks.create({ title: 'alone, repository' }));
-        const viaService = await allStatements(() => new BaseService(Task, tasks).create({ title: 'alone, service' }));
+        const viaService = await allStatements(() =>
+          new SingleStatementService(Task, tasks).create({ title: 'alone, service' }),
+        );
         // The event handler's read comes after the insert, once it has committed.
         const read = expect.stringMatching(/^select title from tasks/);
         expect(direct.sent).toEqual([...insertOnly, read]);
@@ -301,8 +322,8 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       expect(seen).toEqual(['alone, repository', 'alone, service']);
     });
 
-    it('sends it alone from a service whose preCreate only changes the input', async () => {
-      class PreHooked extends BaseService<Task, Input, Input> {
+    it('sends it alone from a service that declares it and whose preCreate only changes the input', async () => {
+      class PreHooked extends SingleStatementService<Task> {
         protected override preCreate(input: Input): Input {
           return { ...input, description: 'from preCreate' };
         }
@@ -312,28 +333,21 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       expect(hooked.result.description).toBe('from preCreate');
     });
 
-    it('keeps BEGIN and COMMIT when anything else runs in the unit: a related-record check, a postCreate, a write in preCreate, an outer unit', async () => {
+    it('keeps BEGIN and COMMIT, whatever the service declares, when anything else runs in the unit: a related-record check, a write in preCreate, an outer unit', async () => {
       const project = await projects.create({ name: `p-${randomUUID()}` });
-      const related = await allStatements(() => tasks.create({ title: 'related', project_id: project.id }));
+      const declared = new SingleStatementService(Task, tasks);
       // The check reads in the transaction (it is reported before the BEGIN its connection sends).
-      expect(related.sent).toEqual([
-        expect.stringMatching(/^select .* from .projects./),
-        ...inTransaction(...insertOnly),
-      ]);
-
-      // A postCreate that only raises an event, as the --template starter's does: it could have written.
-      class PostHooked extends BaseService<Task, Input, Input> {
-        protected override postCreate(row: Row<Task>, uow: UnitOfWork): void {
-          uow.raise(domainEvent('tasks.noted', { id: row.id }));
-        }
-      }
-      expect((await allStatements(() => new PostHooked(Task, tasks).create({ title: 'post-hooked' }))).sent).toEqual(
-        inTransaction(...insertOnly),
+      const checkThenInsert = [expect.stringMatching(/^select .* from .projects./), ...inTransaction(...insertOnly)];
+      const related = await allStatements(() => tasks.create({ title: 'related', project_id: project.id }));
+      expect(related.sent).toEqual(checkThenInsert);
+      const relatedViaService = await allStatements(() =>
+        declared.create({ title: 'related, service', project_id: project.id }),
       );
+      expect(relatedViaService.sent).toEqual(checkThenInsert);
 
       // A preCreate that writes another row: both in one transaction, rolled back together.
       const projectName = `from-preCreate-${randomUUID()}`;
-      class PreWriting extends BaseService<Task, Input, Input> {
+      class PreWriting extends SingleStatementService<Task> {
         protected override async preCreate(input: Input): Promise<Input> {
           await projects.create({ name: projectName });
           return { ...input, project_id: randomUUID() }; // no such project: the create fails
@@ -346,14 +360,14 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
       const title = `outer-${randomUUID()}`;
       const outer = UnitOfWork.run(
         async () => {
-          await new BaseService(Task, tasks).create({ title });
+          await declared.create({ title });
           throw new Error('outer failed');
         },
         { db: suite.db },
       );
       await expect(outer).rejects.toThrow('outer failed');
       expect(await suite.db.select('select id from tasks where title = ?', [title])).toEqual([]);
-      expect(payloads().filter((p) => p.name === 'tasks.created')).toHaveLength(2); // the related and post-hooked ones
+      expect(payloads().filter((p) => p.name === 'tasks.created')).toHaveLength(2); // the two related ones
     });
 
     it('keeps a repository’s own create, which may write more than one row, in one transaction', async () => {
@@ -388,6 +402,123 @@ describeEachDatabase('compiled create', { entities: [...fixtureEntities, Counter
         ['projects.created', expect.anything()],
         ['projects.created', next.id],
       ]);
+    });
+
+    describe('as the service declares it (createInTransaction)', () => {
+      /** What the --template starter's postCreate does: raise an event, nothing else. */
+      const note = (row: Row<Task>, uow: UnitOfWork) => uow.raise(domainEvent('tasks.noted', { id: row.id }));
+      class Raising extends BaseService<Task, Input, Input> {
+        protected override postCreate(row: Row<Task>, uow: UnitOfWork): void {
+          note(row, uow);
+        }
+      }
+      class DeclaredRaising extends SingleStatementService<Task> {
+        protected override postCreate(row: Row<Task>, uow: UnitOfWork): void {
+          note(row, uow);
+        }
+      }
+      class EmptyPostCreate extends BaseService<Task, Input, Input> {
+        protected override postCreate(): void {}
+      }
+      class DeclaredEmptyPostCreate extends SingleStatementService<Task> {
+        protected override postCreate(): void {}
+      }
+
+      it('keeps BEGIN and COMMIT by default, with or without hooks', async () => {
+        for (const service of [
+          new BaseService(Task, tasks),
+          new EmptyPostCreate(Task, tasks),
+          new Raising(Task, tasks),
+        ]) {
+          expect((await allStatements(() => service.create({ title: 'by default' }))).sent).toEqual(
+            inTransaction(...insertOnly),
+          );
+        }
+      });
+
+      it('keeps BEGIN and COMMIT when declared true, even over a subclass that declared false', async () => {
+        class Redeclared extends SingleStatementService<Task> {
+          protected override readonly createInTransaction: boolean = true;
+        }
+        expect((await allStatements(() => new Redeclared(Task, tasks).create({ title: 'declared' }))).sent).toEqual(
+          inTransaction(...insertOnly),
+        );
+      });
+
+      it('declared false: an empty postCreate changes nothing, and one that raises an event sends it after the row committed', async () => {
+        const bare = await allStatements(() => new SingleStatementService(Task, tasks).create({ title: 'bare' }));
+        const empty = await allStatements(() => new DeclaredEmptyPostCreate(Task, tasks).create({ title: 'empty' }));
+        expect(bare.sent).toEqual(insertOnly);
+        expect(empty.sent).toEqual(insertOnly);
+
+        const raised = await allStatements(() => new DeclaredRaising(Task, tasks).create({ title: 'raising' }));
+        expect(raised.sent).toEqual(insertOnly);
+        expect(events.map((e) => e.name)).toEqual(['tasks.created', 'tasks.created', 'tasks.created', 'tasks.noted']);
+        expect(events.at(-1)!.payload).toEqual({ id: raised.result.id });
+      });
+
+      it('declared false: a postCreate that reads after the INSERT went alone fails, naming the declaration', async () => {
+        class Reading extends SingleStatementService<Task> {
+          protected override async postCreate(row: Row<Task>, uow: UnitOfWork): Promise<void> {
+            await uow.em.findOneOrFail(Task, row.id as string);
+          }
+        }
+        const title = `reading-${randomUUID()}`;
+        await expect(new Reading(Task, tasks).create({ title })).rejects.toThrow(/createInTransaction/);
+        // What the declaration trades: the row committed before postCreate ran.
+        expect(await suite.db.select('select title from tasks where title = ?', [title])).toEqual([{ title }]);
+      });
+
+      it('keeps BEGIN and COMMIT, whatever is declared, for a unit that writes an outbox row', async () => {
+        const outboxed: string[] = [];
+        setOutbox(suite.db, {
+          prepare: (event) => event,
+          write: async (query, written) => {
+            outboxed.push(...written.map((e) => e.name));
+            await query('select 1 as outbox', []);
+          },
+          committed: () => {},
+        });
+        try {
+          const sent = await allStatements(() => new DeclaredRaising(Task, tasks).create({ title: 'outboxed' }));
+          expect(sent.sent).toEqual(inTransaction(...insertOnly, expect.stringMatching(/^select 1 as outbox/)));
+          expect(outboxed).toEqual(['tasks.created', 'tasks.noted']);
+        } finally {
+          setOutbox(suite.db, undefined);
+        }
+      });
+
+      it('sends the create of a model with a version column alone too: a create checks no version', async () => {
+        const ledgers = new BaseRepository<Ledger, Input, Input>(Ledger, suite.db);
+        const created = await allStatements(() =>
+          new SingleStatementService(Ledger, ledgers).create({ name: 'versioned', version: 7 }),
+        );
+        expect(created.sent).toEqual([expect.stringMatching(/^insert into .ledgers. .* returning /)]);
+        // The version is never taken from input: the column starts at its default.
+        expect(created.result).toMatchObject({ name: 'versioned', version: 1 });
+      });
+
+      it('keeps BEGIN and COMMIT for a statement announced as last that checks a version or a row filter', async () => {
+        const insertCounter = (
+          uow: UnitOfWork,
+          label: string,
+          checks: { checksVersion?: boolean; checksRowFilter?: boolean },
+        ) => {
+          uow.allowLastStatementAlone();
+          return uow.query('insert into counters (label) values (?)', [label], { last: true, ...checks });
+        };
+        const counterInsert = expect.stringMatching(/^insert into .?counters.? \(label\)/);
+        for (const checks of [{ checksVersion: true }, { checksRowFilter: true }]) {
+          const checked = await allStatements(() =>
+            UnitOfWork.run((uow) => insertCounter(uow, 'checked', checks), { db: suite.db }),
+          );
+          expect(checked.sent).toEqual(inTransaction(counterInsert));
+        }
+        const unchecked = await allStatements(() =>
+          UnitOfWork.run((uow) => insertCounter(uow, 'unchecked', {}), { db: suite.db }),
+        );
+        expect(unchecked.sent).toEqual([counterInsert]);
+      });
     });
   });
 

@@ -13,6 +13,8 @@ export interface VerifiedToken {
   roles: string[];
   /** When the token stops being valid, in epoch milliseconds; `Infinity` without an `exp` claim. */
   expiresAt: number;
+  /** Every claim of the token (what row filters' `$claim` values read). */
+  claims?: Readonly<Record<string, unknown>>;
 }
 
 export interface SignTokenOptions {
@@ -105,6 +107,7 @@ function readClaims(payload: unknown): VerifiedToken {
     sub: sub ?? null,
     roles: roles ? [...(roles as string[])] : [],
     expiresAt: typeof exp === 'number' ? exp * 1000 : Number.POSITIVE_INFINITY,
+    claims: Object.freeze(claims),
   };
 }
 

@@ -96,6 +96,7 @@ export class ProviderTokenVerifier {
       notBefore: typeof nbf === 'number' ? Math.ceil(nbf - skew) * 1000 : Number.NEGATIVE_INFINITY,
       kid: typeof kid === 'string' ? kid : null,
       generation: this.keys.generation,
+      claims: Object.freeze(payload as Record<string, unknown>),
     };
   }
 }

@@ -5,7 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import type { AuthSettings } from '../settings/settings.js';
 import { extractCredential } from './credentials.js';
 import { createTokenVerifier, expiredTokenError, notYetValidError, type VerifiedToken } from './jwt.js';
-import { loadPolicies, type PolicyDocument, type PolicySet } from './policies.js';
+import { checkRowFilterModels, loadPolicies, type PolicyDocument, type PolicySet } from './policies.js';
 import { ProviderTokenVerifier, type ProviderVerifiedToken } from './provider-tokens.js';
 import { LruCache } from './token-cache.js';
 
@@ -85,6 +85,9 @@ export class JwtContextResolver extends ContextResolver {
   constructor(options: JwtContextResolverOptions) {
     super();
     this.policies = loadPolicies(options.policies);
+    // The context plugin builds this resolver at start, once the models are known: a row filter naming
+    // a table or field they do not have stops the app here rather than on the first request.
+    checkRowFilterModels(this.policies);
     this.verify = createTokenVerifier(options.secret);
     this.cache = new LruCache(options.cacheSize ?? DEFAULT_CACHE_SIZE);
     const auth = options.auth;

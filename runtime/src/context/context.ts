@@ -1,4 +1,5 @@
 import { activeStore, runWithStoreContext } from '../container/request-store.js';
+import type { RowFilterSource } from './row-filters.js';
 
 /**
  * Who is calling and what they may see: resolved once per request (see the context resolver) and
@@ -12,9 +13,16 @@ export interface CoreContext {
   readonly permissions: ReadonlySet<string>;
   /** Restriction entries in force (see `isPathRestricted`). */
   readonly restrictedFields: ReadonlySet<string>;
+  /** The verified token's claims (what `{ "$claim": … }` values of row filters read); absent without a token. */
+  readonly claims?: Readonly<Record<string, unknown>>;
+  /** The row filters of the caller's roles; absent when none of them filters any table. */
+  readonly rowFilters?: RowFilterSource;
 }
 
-/** A context with every permission and no restriction: scripts, tests, migrations, jobs. */
+/**
+ * A context with every permission and no restriction: scripts, tests, migrations, jobs. No row filter
+ * applies to it either, not even one written in code (see `BaseRepository.buildBaseQuery`).
+ */
 export const SYSTEM_CONTEXT: CoreContext = Object.freeze({
   sub: null,
   roles: Object.freeze(['system']) as readonly string[],

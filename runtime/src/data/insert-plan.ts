@@ -42,7 +42,7 @@ import { kindOfProperty, type ValueKind } from '../model/codecs.js';
 import { modelInfo, type ColumnInfo, type ModelInfo } from '../model/model-info.js';
 import { isColumnRestricted } from '../model/paths.js';
 import { entityEvent, isEntityEventBridge } from '../uow/entity-events.js';
-import type { UnitOfWork } from '../uow/unit-of-work.js';
+import type { StatementOptions, UnitOfWork } from '../uow/unit-of-work.js';
 import type { Database } from '../db/database.js';
 import { wireKeyOf } from '../model/wire-names.js';
 
@@ -165,14 +165,24 @@ export class InsertPlan {
   /**
    * Inserts the row in `uow`'s transaction, queues its `<table>.created` entity event and returns the
    * row as `get` returns it for a caller with `restricted` fields hidden. Constraint violations are
-   * MikroORM's exceptions. `last`: the unit sends nothing after this insert (see `UnitOfWork.query`).
+   * MikroORM's exceptions. `options` go to `UnitOfWork.query` (`last`: nothing follows this insert).
    */
   async insert(
     uow: UnitOfWork,
     values: Readonly<Record<string, unknown>>,
     restricted: ReadonlySet<string>,
-    options: { last?: boolean } = {},
+    options: StatementOptions = {},
   ): Promise<Record<string, unknown>> {
+    return (await this.insertRow(uow, values, restricted, options)).row;
+  }
+
+  /** `insert`, also answering the row's primary key (the output hides it when it is restricted). */
+  async insertRow(
+    uow: UnitOfWork,
+    values: Readonly<Record<string, unknown>>,
+    restricted: ReadonlySet<string>,
+    options: StatementOptions = {},
+  ): Promise<{ row: Record<string, unknown>; key: unknown }> {
     const written: InsertColumn[] = [];
     const params: unknown[] = [];
     let key = '';
@@ -198,7 +208,7 @@ export class InsertPlan {
         written.map((c) => c.wire),
       ),
     );
-    return this.output(raw, restricted);
+    return { row: this.output(raw, restricted), key: primaryKey };
   }
 
   /** Finds the columns the compiled insert writes; returns why the model cannot use it, if so. */

@@ -65,6 +65,8 @@ interface FieldSpec {
 /** One relation's ids to check for existence (one query per relation). */
 export interface RelatedCheck {
   readonly key: string;
+  /** The relation's property name. */
+  readonly prop: string;
   readonly table: string;
   readonly column: string;
   readonly ids: Id[];
@@ -142,6 +144,18 @@ export class WritePlan {
    */
   collectionProps(values: Record<string, unknown>): string[] {
     return [...this.fields.values()].filter((f) => f.kind === 'to-many' && f.prop in values).map((f) => f.prop);
+  }
+
+  /** Whether `key` is a wire key the input may set (a column, `<relation>_id` or `<singular>_ids`). */
+  isWritable(key: string): boolean {
+    return this.fields.has(key);
+  }
+
+  /** The many-to-many properties among `values`, with their wire keys. */
+  collections(values: Record<string, unknown>): { prop: string; key: string }[] {
+    return [...this.fields.values()]
+      .filter((f) => f.kind === 'to-many' && f.prop in values)
+      .map((f) => ({ prop: f.prop, key: f.key }));
   }
 
   /** Checks and normalises a primary key (uuids lower-cased, integer strings parsed). */
@@ -226,7 +240,7 @@ export class WritePlan {
       case 'to-one': {
         const target = field.target!;
         const id = parseKey(value, target.key, field.key, target.table);
-        related.push({ key: field.key, table: target.table, column: target.key.column, ids: [id] });
+        related.push({ key: field.key, prop: field.prop, table: target.table, column: target.key.column, ids: [id] });
         return id;
       }
       case 'to-many': {
@@ -239,7 +253,8 @@ export class WritePlan {
           );
         }
         const ids = [...new Set(value.map((v, i) => parseKey(v, target.key, `${field.key}.${i}`, target.table)))];
-        if (ids.length > 0) related.push({ key: field.key, table: target.table, column: target.key.column, ids });
+        if (ids.length > 0)
+          related.push({ key: field.key, prop: field.prop, table: target.table, column: target.key.column, ids });
         return ids;
       }
       default:

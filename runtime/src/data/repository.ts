@@ -1,13 +1,22 @@
 import type { EntityMetadata } from '@mikro-orm/core';
-import { getContext } from '../context/context.js';
-import { type NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import { getContext, type CoreContext } from '../context/context.js';
+import { ForbiddenError, type NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import { modelInfo, type ModelInfo } from '../model/model-info.js';
 import {
+  type FilterNode,
   ModelReader,
   type ListParams,
   type ModelReaderOptions,
   type ReadOptions,
   type SearchRequest,
 } from '../search/index.js';
+import {
+  resolveRowScope,
+  type ResolvedScope,
+  type RowAction,
+  scopedRows,
+  setRowScopeHook,
+} from '../search/row-scope.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
 import { versionPropertyOf, type Base, type ModelClass } from '../model/base.js';
 import { dbManager, type Database } from '../db/database.js';
@@ -79,6 +88,12 @@ export interface DeleteOptions {
  * a missing id → `NotFoundError` (404); unique, foreign-key and not-null violations → `ConflictError`
  * (409) naming the table and columns, never the value. `get` returns null for a missing id (the
  * service turns that into a `NotFoundError`).
+ *
+ * Row scope (`buildBaseQuery`, by default the row filters of `src/policies.json`): reads see only the
+ * caller's rows, and a row outside the scope is exactly a missing one (null, 404), `If-Match` or not.
+ * `update` and `delete` take the row under a lock within the scope before anything else; a create,
+ * replace or patch whose row would fall outside it is a `ForbiddenError` (403) and is rolled back;
+ * a related id the caller cannot see is refused as an unknown one. See docs/security.md.
  */
 export class BaseRepository<M extends Base, C extends object = Record<string, unknown>, U extends object = Partial<C>> {
   readonly model: ModelClass<M>;
@@ -104,6 +119,36 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     this.model = options.model;
     this.explicitDb = options.db;
     this.readerOptions = options.reader;
+    // An override scopes the model wherever its rows are read (other resources' includes and relation
+    // paths too), so it is registered for the model, not kept to this repository.
+    if (this.buildBaseQuery !== BaseRepository.prototype.buildBaseQuery) {
+      setRowScopeHook(this.model.name, this.constructor, (ctx, action) => this.buildBaseQuery(ctx, action));
+    }
+  }
+
+  /**
+   * The rows of this model that `ctx` may `action` (`view`, `listview`, `create`, `update`, `delete`):
+   * a filter in the search syntax, whose values may be `{ "$claim": "<path>" }` (read from the caller's
+   * token), or null for every row. Every read and write of the model starts from it: list, search,
+   * get, update, delete, the includes and relation paths of other resources, related-id writes.
+   *
+   * The default is the row filters of the caller's roles. Override it to scope rows in code, e.g. by
+   * tenant, building on the default or replacing it:
+   *
+   * ```ts
+   * override buildBaseQuery(ctx: CoreContext, action: RowAction): readonly FilterNode[] | null {
+   *   return [...(super.buildBaseQuery(ctx, action) ?? []), { field: 'tenant_id', op: 'eq', value: { $claim: 'tenant_id' } }];
+   * }
+   * ```
+   *
+   * It must depend on its arguments only (its answer is kept per context). `SYSTEM_CONTEXT` is never
+   * scoped. The override takes effect for the whole process once the repository has been built; to be
+   * in force before the first request, also `registerRowScope(Model, …)` at start-up (docs/security.md).
+   */
+  buildBaseQuery(ctx: CoreContext, action: RowAction): readonly FilterNode[] | null {
+    return (
+      (ctx.rowFilters?.filterFor(this.model.tableName, action) as readonly FilterNode[] | null | undefined) ?? null
+    );
   }
 
   get db(): Database {
@@ -137,29 +182,40 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * `INSERT … RETURNING` in the unit of work, which also reports its entity event; anything else goes
    * through MikroORM and is read back.
    *
-   * When that insert is all the unit does (a unit of its own, or a service's without a `postCreate`,
-   * and no related record to check first), it runs without BEGIN and COMMIT: a single statement is
-   * atomic by itself, and on PostgreSQL that saves two round trips (see runtime/src/uow/README.md).
+   * When that insert is all the unit does (a unit of its own, or a service's that declares
+   * `createInTransaction = false`), it may run without BEGIN and COMMIT, as `maySkipTransaction`
+   * decides: a single statement is atomic by itself (see runtime/src/uow/README.md).
    */
   async create(data: C): Promise<Row<M>> {
-    const { plan, insert, tags } = this.state();
-    const { values, related } = plan.prepare(data, 'create', withVersion(undefined, tags));
+    const { plan, insert, tags, info } = this.state();
+    const ctx = getContext();
+    const scope = resolveRowScope(this.db, info, 'create', ctx);
+    const input = scope ? this.withClaims(data, scope) : data;
+    const { values, related } = plan.prepare(input, 'create', withVersion(undefined, tags));
     return UnitOfWork.run(
       async (uow, opened) => {
-        if (related.length > 0) await this.checkRelated(related);
+        if (related.length > 0) await this.checkRelated(related, ctx);
         // A subclass that overrides `flush` sees every create through it, so it keeps the ORM path.
         if (this.flush === BaseRepository.prototype.flush && insert.accepts(values)) {
-          // In a unit of its own, nothing follows the insert.
+          // In a unit of its own, nothing follows the insert; a row filter checked after it keeps the transaction.
           if (opened) uow.allowLastStatementAlone();
+          let written: { row: Record<string, unknown>; key: unknown };
           try {
-            return (await insert.insert(uow, values, getContext().restrictedFields, { last: true })) as Row<M>;
+            written = await insert.insertRow(uow, values, ctx.restrictedFields, {
+              last: true,
+              checksRowFilter: scope !== null,
+            });
           } catch (err) {
             throw toConflictError(err, plan.table);
           }
+          if (scope) await this.assertWithin(uow, scope, written.key as Id, 'create');
+          return written.row as Row<M>;
         }
         const entity = uow.em.create(this.model, values as never, { persist: true });
         await this.flush(uow);
-        return this.readBack((entity as unknown as Record<string, Id>)[plan.keyProperty]!);
+        const key = (entity as unknown as Record<string, Id>)[plan.keyProperty]!;
+        if (scope) await this.assertWithin(uow, scope, key, 'create');
+        return this.readBack(key);
       },
       { db: this.db },
     );
@@ -171,19 +227,31 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * row carries its new ETag (`etagOf(row)`). A model with a version column has it incremented.
    */
   async update(id: Id, data: U, options: UpdateOptions = {}): Promise<Row<M>> {
-    const { plan, tags } = this.state();
+    const { plan, tags, info } = this.state();
     const key = plan.parseId(id);
+    const ctx = getContext();
+    const scope = resolveRowScope(this.db, info, 'update', ctx);
+    // Fields bound to a claim keep their stored value, as restricted ones do.
+    const keep = scope && scope.bound.size > 0 ? [...(options.keep ?? []), ...scope.bound.keys()] : options.keep;
     const { values, related } = plan.prepare(
       data,
       options.replace ? 'replace' : 'patch',
-      withVersion(options.keep, tags),
+      withVersion(keep, tags),
       options.fields,
     );
     return UnitOfWork.run(
       async (uow) => {
+        if (scope && !(await this.within(uow, scope, key, true))) {
+          // Outside the scope is missing: the same checks, in the same order, end in the same 404.
+          if (tags.versionProperty === undefined && options.ifMatch === undefined) {
+            await this.checkRelated(related, ctx);
+          }
+          throw this.notFound();
+        }
         // First: a stale If-Match writes nothing, and the row stays locked for the rest of the unit.
         let tag = await tags.beforeWrite(uow, key, options.ifMatch, 'update');
-        await this.checkRelated(related);
+        await this.checkRelated(related, ctx);
+        await this.keepHiddenLinks(uow, key, values, ctx);
         const populate = plan.collectionProps(values);
         const entity = await uow.em.findOne(
           this.model,
@@ -193,6 +261,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
         if (!entity) throw this.notFound();
         uow.em.assign(entity, values as never, { mergeObjectProperties: false });
         await this.flush(uow);
+        if (scope) await this.assertWithin(uow, scope, key, 'update');
         // Read before the row: a tag older than its row can only cause a needless 412, never a lost update.
         if (options.etag) tag ??= (await tags.current(key)) ?? undefined;
         const row = await this.readBack(key);
@@ -205,10 +274,12 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
 
   /** Deletes one record; with `ifMatch`, only if the record still has one of those ETags. */
   async delete(id: Id, options: DeleteOptions = {}): Promise<void> {
-    const { plan, tags } = this.state();
+    const { plan, tags, info } = this.state();
     const key = plan.parseId(id);
+    const scope = resolveRowScope(this.db, info, 'delete', getContext());
     return UnitOfWork.run(
       async (uow) => {
+        if (scope && !(await this.within(uow, scope, key, true))) throw this.notFound();
         await tags.beforeWrite(uow, key, options.ifMatch, 'delete');
         const entity = await uow.em.findOne(this.model, key as never);
         if (!entity) throw this.notFound();
@@ -225,11 +296,15 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * many-to-many links the record owns. `options.include` is checked as `get` checks it.
    */
   async etag(id: Id, options: ReadOptions = {}): Promise<string | null> {
-    const { plan, tags, reader } = this.state();
+    const { plan, tags, reader, info } = this.state();
     // A view checks its includes before any SQL (unknown → 422, restricted → 403); an empty read does
     // the same checks and sends nothing, so a view that will be refused sends no statement for its tag.
     if (options.include !== undefined) await reader.getByIds([], options);
-    return tags.current(plan.parseId(id));
+    const key = plan.parseId(id);
+    const scope = resolveRowScope(this.db, info, 'view', getContext());
+    // A row outside the caller's scope has no tag for them, as a missing one.
+    if (scope && (await this.visibleIds(info, scope, [key])).size === 0) return null;
+    return tags.current(key);
   }
 
   /** Flushes the unit, turning constraint violations into `ConflictError`s. */
@@ -241,21 +316,32 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     }
   }
 
+  /** The row just written, as `get` reads it, whatever the caller's row scope (checked in the write). */
   private async readBack(id: Id): Promise<Row<M>> {
-    const row = await this.reader.get(id);
+    const row = await this.reader.readWritten(id);
     // Only possible if a hook or trigger removed the row in the same transaction.
     if (!row) throw this.notFound();
     return row;
   }
 
-  /** One `select <pk> … where <pk> in (…)` per relation; every missing id becomes a detail of one ValidationError. */
-  private async checkRelated(checks: readonly RelatedCheck[]): Promise<void> {
+  /**
+   * One `select <pk> … where <pk> in (…)` per relation; every missing id becomes a detail of one
+   * ValidationError. A related row outside the caller's row scope (for `view`) is missing for them.
+   */
+  private async checkRelated(checks: readonly RelatedCheck[], ctx: CoreContext): Promise<void> {
     const problems: ErrorDetail[] = [];
     for (const check of checks) {
-      const column = this.db.quote(check.column);
-      const sql = `select ${column} as id from ${this.db.quote(check.table)} where ${column} in (${check.ids.map(() => '?').join(', ')})`;
-      const rows = await this.db.select<{ id: Id }>(sql, check.ids);
-      const found = new Set(rows.map((r) => String(r.id).toLowerCase()));
+      const target = this.state().info.relations.get(check.prop)?.target();
+      const scope = target ? resolveRowScope(this.db, target, 'view', ctx) : null;
+      let found: Set<string>;
+      if (scope && target) {
+        found = await this.visibleIds(target, scope, check.ids);
+      } else {
+        const column = this.db.quote(check.column);
+        const sql = `select ${column} as id from ${this.db.quote(check.table)} where ${column} in (${check.ids.map(() => '?').join(', ')})`;
+        const rows = await this.db.select<{ id: Id }>(sql, check.ids);
+        found = new Set(rows.map((r) => String(r.id).toLowerCase()));
+      }
       const missing = check.ids.filter((id) => !found.has(String(id).toLowerCase()));
       if (missing.length > 0) {
         problems.push({
@@ -274,6 +360,80 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     return notFoundError(this.model.tableName);
   }
 
+  /** `data` with the fields its scope binds to a claim set from the token; 403 when such a claim is unusable. */
+  private withClaims(data: C, scope: ResolvedScope): C {
+    if (scope.bound.size === 0) return data;
+    const plan = this.state().plan;
+    const out: Record<string, unknown> = { ...(data as Record<string, unknown>) };
+    for (const [field, claim] of scope.bound) {
+      if (!plan.isWritable(field)) continue;
+      if (claim === null) throw outsideScope(this.model.tableName, 'create');
+      out[field] = claim.value;
+    }
+    return out as C;
+  }
+
+  /**
+   * Whether row `key` is within `scope`, read in the unit's transaction. `lock`: the row is also locked
+   * for the rest of the unit (`for update` on PostgreSQL; on SQLite the unit's `BEGIN IMMEDIATE`
+   * already holds the write lock), so nothing can move it out of the scope before the write.
+   */
+  private async within(uow: UnitOfWork, scope: ResolvedScope, key: Id, lock: boolean): Promise<boolean> {
+    const { info } = this.state();
+    const rows = scopedRows(this.db, info, scope);
+    const suffix = lock && this.db.dialect === 'postgresql' ? ' for update of t0' : '';
+    const sql = `select t0.${info.pk.quoted} as id from ${rows.from} where t0.${info.pk.quoted} = ? and ${rows.where}${suffix}`;
+    return (await uow.query(sql, this.driverValues([key, ...rows.params]))).length > 0;
+  }
+
+  /** Values as the driver binds them: `uow.query` passes them on as they are (SQLite takes no booleans). */
+  private driverValues(params: readonly unknown[]): unknown[] {
+    return params.map((value) => this.db.toDriverValue(value));
+  }
+
+  /** After a write: its row must be within the caller's scope, or the unit rolls back with a 403. */
+  private async assertWithin(uow: UnitOfWork, scope: ResolvedScope, key: Id, action: RowAction): Promise<void> {
+    if (!(await this.within(uow, scope, key, false))) throw outsideScope(this.model.tableName, action);
+  }
+
+  /** Which of `ids` name rows of `info` within `scope` (lower-cased text, as ids are compared). */
+  private async visibleIds(info: ModelInfo, scope: ResolvedScope, ids: readonly Id[]): Promise<Set<string>> {
+    const rows = scopedRows(this.db, info, scope);
+    const pk = `t0.${info.pk.quoted}`;
+    const sql = `select ${pk} as id from ${rows.from} where ${pk} in (${ids.map(() => '?').join(', ')}) and ${rows.where}`;
+    const found = await this.db.select<{ id: Id }>(sql, [...ids, ...rows.params]);
+    return new Set(found.map((r) => String(r.id).toLowerCase()));
+  }
+
+  /**
+   * A write of a many-to-many relation sets the links the caller can see: the links to rows hidden
+   * from them stay (a PUT of `<singular>_ids` must not drop what it could not list).
+   */
+  private async keepHiddenLinks(
+    uow: UnitOfWork,
+    key: Id,
+    values: Record<string, unknown>,
+    ctx: CoreContext,
+  ): Promise<void> {
+    const { plan, info } = this.state();
+    for (const prop of plan.collectionProps(values)) {
+      const rel = info.relations.get(prop);
+      if (rel?.join.type !== 'pivot') continue;
+      const target = rel.target();
+      const scope = resolveRowScope(this.db, target, 'view', ctx);
+      if (!scope) continue;
+      const rows = scopedRows(this.db, target, scope);
+      const link = `lk.${this.db.quote(rel.join.targetFk)}`;
+      const sql =
+        `select ${link} as id from ${this.db.quote(rel.join.table)} lk where lk.${this.db.quote(rel.join.sourceFk)} = ? ` +
+        `and not exists (select 1 from ${rows.from} where t0.${target.pk.quoted} = ${link} and ${rows.where})`;
+      const hidden = await uow.query<{ id: Id }>(sql, this.driverValues([key, ...rows.params]));
+      if (hidden.length === 0) continue;
+      const given = (values[prop] as Id[] | null | undefined) ?? [];
+      values[prop] = [...new Set([...given, ...hidden.map((r) => normalizeKey(r.id, target))])];
+    }
+  }
+
   private state(): RepositoryState<M> {
     const db = this.explicitDb ?? dbManager.db;
     // Rebuilt if the app re-initialised the database (tests, reloads).
@@ -284,6 +444,7 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
 
 interface RepositoryState<M extends Base = Base> {
   readonly db: Database;
+  readonly info: ModelInfo;
   readonly reader: ModelReader<M>;
   readonly plan: WritePlan;
   readonly insert: InsertPlan;
@@ -311,6 +472,7 @@ function sharedState<M extends Base>(
     useRelationKeys(meta, relationKeys);
     state = {
       db,
+      info: modelInfo(db, model.name),
       reader: new ModelReader<M>(db, model, readerOptions) as unknown as ModelReader<Base>,
       plan: new WritePlan(meta, relationKeys, db.dialect),
       insert: new InsertPlan(db, meta),
@@ -319,6 +481,19 @@ function sharedState<M extends Base>(
     byKey.set(key, state);
   }
   return state as unknown as RepositoryState<M>;
+}
+
+/** 403: the row a write leaves would be outside the rows the caller may write; nothing was written. */
+function outsideScope(table: string, action: RowAction): ForbiddenError {
+  const message = `The ${table} record would be outside the rows you may ${action === 'create' ? 'create' : 'change'}; nothing was written.`;
+  return new ForbiddenError(message, [{ path: 'body', reason: 'row_filter', message }]);
+}
+
+/** A key read back from the database, as the write plan normalises input keys (uuids lower-cased). */
+function normalizeKey(value: Id, target: ModelInfo): Id {
+  if (target.pk.kind === 'uuid') return String(value).toLowerCase();
+  if (target.pk.kind === 'number') return Number(value);
+  return value;
 }
 
 /** `keep` plus the version column: it is never written from input (a replace would reset it to 1). */

@@ -1,7 +1,7 @@
 import type { ListParams, ReadOptions, SearchRequest } from '../search/index.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Base, ModelClass } from '../model/base.js';
-import { BaseRepository, type DeleteOptions, type Id, type UpdateOptions } from './repository.js';
+import type { BaseRepository, DeleteOptions, Id, UpdateOptions } from './repository.js';
 import { notFoundError } from './repository-errors.js';
 import type { Page, Row } from '../model/types.js';
 
@@ -34,10 +34,35 @@ export interface ServiceOptions<M extends Base, C extends object, U extends obje
  * Concurrency: `update` and `delete` with `{ ifMatch }` (an `If-Match` header) write only if the
  * record's ETag still matches, else `PreconditionFailedError` (412); the repository checks it at the
  * start of step 2, in the unit's transaction.
+ *
+ * Transactions: a create runs in a transaction (`createInTransaction`, true by default), so the table
+ * above holds for every hook. A service whose create is one row and nothing after it declares
+ * `createInTransaction = false`, and its INSERT may then go alone, without BEGIN and COMMIT:
+ *
+ * ```ts
+ * export class TaskService extends BaseService<Task, TaskCreateInput, TaskUpdateInput> {
+ *   protected override readonly createInTransaction = false;
+ * }
+ * ```
  */
 export class BaseService<M extends Base, C extends object = Record<string, unknown>, U extends object = Partial<C>> {
   readonly model: ModelClass<M>;
   readonly repository: BaseRepository<M, C, U>;
+  /**
+   * Whether `create` runs in a transaction even when its INSERT is all its unit sends. True (the
+   * default): `postCreate` runs before the commit, sees the row uncommitted, and undoes it by throwing.
+   *
+   * False declares that a create is one row and that nothing follows it: then, in a unit the create
+   * opened, the INSERT goes alone, without BEGIN and COMMIT (a single statement is atomic by itself;
+   * on PostgreSQL that saves two round trips). `postCreate` still runs, after the row has committed:
+   * it may raise events (delivered as usual), but a throw no longer undoes the row, and a read or a
+   * write there fails. The transaction is kept anyway, whatever this says, when something must run
+   * in it with the INSERT: a related-record check or a write before it, an event broker's outbox row,
+   * a version check, a row filter checked after the write (`maySkipTransaction` in
+   * runtime/src/uow/single-statement.ts), and when the create joins a unit opened by its caller.
+   * The declaration covers the repository's `create` too: it must write that one row only.
+   */
+  protected readonly createInTransaction: boolean = true;
 
   constructor(options: ServiceOptions<M, C, U>);
   constructor(model: ModelClass<M>, repository: BaseRepository<M, C, U>);
@@ -78,15 +103,8 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
     return this.inUnit(async (uow, opened) => {
       const pre = this.preCreate(input);
       const data = (isPromise(pre) ? await pre : pre) ?? input;
-      // Without a postCreate, and with the repository's own create (one row), the insert is the last
-      // thing this unit does: it may run without BEGIN and COMMIT (see `BaseRepository.create`).
-      if (
-        opened &&
-        this.postCreate === BaseService.prototype.postCreate &&
-        this.repository.create === BaseRepository.prototype.create
-      ) {
-        uow.allowLastStatementAlone();
-      }
+      // The service's declaration, read here only: in a unit of its own, nothing follows the insert.
+      if (opened && !this.createInTransaction) uow.allowLastStatementAlone();
       const row = await this.repository.create(data);
       const post = this.postCreate(row, uow);
       if (isPromise(post)) await post;

@@ -9,6 +9,11 @@ export interface FieldPath {
   /** The column at the end of the path, on `owner`. */
   readonly column: ColumnInfo;
   readonly owner: ModelInfo;
+  /**
+   * Set when `project.id` was read as the foreign key `project_id`: the path as written, through the
+   * join. A relation path must take it when the related row may be hidden from the caller.
+   */
+  readonly joined?: FieldPath;
 }
 
 export interface RelationPath {
@@ -95,7 +100,7 @@ export function resolveFieldPath(
     const prev = models[models.length - 2]!;
     const fk = prev.fields.get(`${last.name}_id`);
     if (fk) {
-      resolved = { relations: relations.slice(0, -1), column: fk, owner: prev };
+      resolved = { relations: relations.slice(0, -1), column: fk, owner: prev, joined: resolved };
       candidates.push([...hops.slice(0, -1), { namespace: prev.namespace, name: fk.key }]);
     }
   }

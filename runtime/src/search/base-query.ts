@@ -5,6 +5,7 @@ import type { SearchLimits } from './limits.js';
 import { materializeRows } from './row-loader.js';
 import type { CompiledShape } from './shape-compiler.js';
 import { countPlaceholders } from './sql-text.js';
+import type { LeafSources } from './where-binder.js';
 
 /** Where the predicate "after the cursor row" comes from: compiled text plus its parameters. */
 export interface KeysetBinding {
@@ -16,7 +17,11 @@ export interface KeysetBinding {
 /** What `SearchEngine` hands a new query: the compiled shape and this request's bound values. */
 export interface BaseQueryInit {
   readonly shape: CompiledShape;
+  /** The values of the scoped joins in the shape's `from` (none without row scopes). */
+  readonly fromParams?: readonly unknown[];
   readonly where: { readonly sql: string | null; readonly params: readonly unknown[] };
+  /** The leaves the statement was bound with; its to-many includes bind their row scopes from them. */
+  readonly sources?: LeafSources;
   readonly limits: Readonly<SearchLimits>;
   readonly keyset?: KeysetBinding;
   readonly limit?: number;
@@ -35,7 +40,9 @@ function checkFragment(method: string, sql: string, params: readonly unknown[]):
 }
 
 /**
- * The compiled SELECT of a search, open for extension before it runs: the base query a repository or search engine may narrow.
+ * The compiled SELECT of a search, open for extension before it runs: the base query a repository or
+ * search engine may narrow. The caller's row scope is already in it (see `BaseRepository.buildBaseQuery`):
+ * a fragment can narrow the rows further, never widen them.
  *
  * ```ts
  * const q = engine.buildBaseQuery({ filters: [{ field: 'is_completed', op: 'eq', value: false }], include: ['project'] });
@@ -103,8 +110,9 @@ export class BaseQuery<M extends Base = Base> {
 
   /** The statement and its parameters, in placeholder order. */
   toSQL(): { sql: string; params: unknown[] } {
-    const { shape, where, keyset } = this.init;
-    const params: unknown[] = [...where.params];
+    const { shape, where, keyset, fromParams } = this.init;
+    const params: unknown[] =
+      fromParams && fromParams.length > 0 ? [...fromParams, ...where.params] : [...where.params];
     if (keyset) params.push(...keyset.params);
     for (const w of this.wheres) params.push(...w.params);
     for (const o of this.orders) params.push(...o.params);
@@ -138,7 +146,13 @@ export class BaseQuery<M extends Base = Base> {
   /** Runs the query; included relations are loaded (to-one joined, to-many one statement each). */
   async execute(): Promise<Row<M>[]> {
     const rows = await this.fetchRaw();
-    return (await materializeRows(this.db, this.init.shape.plan, rows, this.init.limits)) as Row<M>[];
+    return (await materializeRows(
+      this.db,
+      this.init.shape.plan,
+      rows,
+      this.init.limits,
+      this.init.sources,
+    )) as Row<M>[];
   }
 
   /** @internal Raw rows, for the engine's pagination (it needs the sort values of the last row). */

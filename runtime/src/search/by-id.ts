@@ -7,10 +7,13 @@ import { limitsKey, type SearchLimits } from './limits.js';
 import type { ColumnInfo, ModelInfo } from '../model/model-info.js';
 import { analyzeIncludes } from './request-shape.js';
 import { materializeRows } from './row-loader.js';
+import type { ScopeRequest } from './row-scope.js';
 import { compiledShape, restrictionKey } from './shape-compiler.js';
 import { bucketSize, padValues, placeholders } from './sql-text.js';
+import { bindParams } from './where-binder.js';
 
 const INTEGER_TEXT = /^-?\d{1,15}$/;
+const NO_HANDLERS: ReadonlyMap<string, never> = new Map<string, never>();
 
 /**
  * A primary-key value as the database wants it. Route parameters arrive as strings, so an integer key
@@ -49,6 +52,7 @@ const CHUNK = 500;
 /**
  * Rows by primary key, in the order of `ids` (first occurrence; duplicates collapse; missing ids are
  * left out). One statement per 500 ids, plus one per to-many include. All ids are checked first.
+ * With `scope`, a row outside the caller's scope is left out as a missing one is.
  */
 export async function readByIds(
   db: Database,
@@ -58,6 +62,7 @@ export async function readByIds(
   ctx: CoreContext,
   limits: Readonly<SearchLimits>,
   single: boolean,
+  scope?: ScopeRequest,
 ): Promise<Record<string, unknown>[]> {
   const refs = analyzeIncludes(include, 'include', limits);
   const wanted = new Map<string, unknown>();
@@ -68,21 +73,25 @@ export async function readByIds(
   });
   const restricted = ctx.restrictedFields;
   // The shape compiles (and checks) the includes even when there is nothing to read.
-  const shape = compiledShape(
+  const { shape, sources } = compiledShape(
     `B${JSON.stringify(refs.map((r) => r.path))}|${restrictionKey(restricted)}|${limitsKey(limits)}`,
     {
       db,
       info,
       restricted,
       limits,
-      handlers: new Map(),
+      handlers: NO_HANDLERS,
       filters: [],
       leaves: [],
       sort: [],
       include: refs,
+      scope,
     },
   );
   if (wanted.size === 0) return [];
+  const where = shape.where;
+  const fromParams = shape.fromSlots ? bindParams(shape.fromSlots, sources) : [];
+  const scopeParams = where.empty ? [] : bindParams(where.pieces, sources);
 
   const values = [...wanted.values()];
   const rows: Record<string, unknown>[] = [];
@@ -94,15 +103,18 @@ export async function readByIds(
     if (sql === undefined) {
       const pk = qualified(shape.rootAlias, info.pk.quoted);
       sql = `${shape.from} where ${pk} ${size === 1 ? '= ?' : `in ${placeholders(size)}`}`;
+      // The row scope: a hidden row is left out exactly as a missing one.
+      if (!where.empty) sql += ` and (${where.sql})`;
       shape.statements.set(mode, sql);
     }
-    const params = padValues(chunk, size);
+    const ids = padValues(chunk, size);
+    const params = fromParams.length > 0 || scopeParams.length > 0 ? [...fromParams, ...ids, ...scopeParams] : ids;
     rows.push(
       ...(db.selectSync<Record<string, unknown>>(sql, params) ??
         (await db.select<Record<string, unknown>>(sql, params))),
     );
   }
-  const items = await materializeRows(db, shape.plan, rows, limits);
+  const items = await materializeRows(db, shape.plan, rows, limits, sources);
   const byKey = new Map<string, Record<string, unknown>>();
   for (const [i, row] of rows.entries()) byKey.set(keyString(info.pk, row[shape.plan.pkAlias]), items[i]!);
   const out: Record<string, unknown>[] = [];

@@ -2,7 +2,7 @@ import { isPathRestricted } from '../context/restrictions.js';
 import type { Database, Dialect } from '../db/database.js';
 import { coerceValue, type ValueKind } from '../model/codecs.js';
 import { describeValue, forbidden, invalid } from '../model/issues.js';
-import { JoinGraph, qualified, toManySource } from './joins.js';
+import { JoinGraph, type JoinScoper, qualified, toManySource } from './joins.js';
 import type { SearchLimits } from './limits.js';
 import type { ColumnInfo, ModelInfo, RelationInfo } from '../model/model-info.js';
 import { resolveFieldPath } from '../model/paths.js';
@@ -43,9 +43,14 @@ export interface FieldHandlerContext {
 /** Produces the SQL of a custom filter field (e.g. full-text search). Runs once per leaf per request. */
 export type FieldHandler = (ctx: FieldHandlerContext) => SqlFragment;
 
-/** A placeholder run (`?` or a bucketed `(?, ?, …)`) and how to turn the leaf's value into its parameters. */
+/**
+ * A placeholder run (`?` or a bucketed `(?, ?, …)`) and how to turn the leaf's value into its parameters.
+ * `source` says whose leaf it is: 0 the request's, n > 0 the n-th row scope a compiled statement uses
+ * (see `ShapeScoping`), whose values come from the caller's context.
+ */
 export interface BindSlot {
   readonly kind: 'bind';
+  readonly source: number;
   readonly leaf: number;
   readonly text: string;
   readonly bind: (value: unknown, path: string) => unknown[];
@@ -71,7 +76,26 @@ export interface FilterScope {
   readonly restricted: ReadonlySet<string>;
   readonly limits: Readonly<SearchLimits>;
   readonly handlers: ReadonlyMap<string, FieldHandler>;
+  /** The row scopes of related tables, for a request's relation paths; absent when none applies. */
+  readonly scoping?: RelatedScoping;
+  /** Whose leaves these are (see `BindSlot.source`); 0, the request's, by default. */
+  readonly source?: number;
+  /**
+   * Compiling a row filter: its fields are not subject to the caller's restrictions, and its relation
+   * paths read the related rows as stored (no related table's scope applies inside another's filter).
+   */
+  readonly raw?: boolean;
 }
+
+/** How a request's relation paths reach only the related rows the caller may see. */
+export interface RelatedScoping {
+  /** The condition confining rows of `target` read at `alias` (bind slots included), or null: every row. */
+  related(target: ModelInfo, alias: string, aliases: AliasAllocator): WherePiece[] | null;
+  /** Whether some rows of `target` may be hidden: `project.id` then goes through the join, not the key. */
+  scoped(target: ModelInfo): boolean;
+}
+
+const NOTHING_RESTRICTED: ReadonlySet<string> = new Set();
 
 const ORDERED: ReadonlySet<ValueKind> = new Set(['string', 'uuid', 'number', 'bigint', 'decimal', 'date', 'datetime']);
 const EQUATABLE: ReadonlySet<ValueKind> = new Set([...ORDERED, 'boolean']);
@@ -124,20 +148,23 @@ function compileNode(
 
 function compileLeaf(scope: FilterScope, ref: LeafRef, index: number, out: WherePiece[]): void {
   const { field } = ref.node;
-  const handler = scope.handlers.get(field);
+  const handler = scope.raw ? undefined : scope.handlers.get(field);
   if (handler) {
     if (isPathRestricted(scope.restricted, [{ namespace: scope.root.namespace, name: field }]))
       throw forbidden(`${ref.path}.field`, field);
     out.push('(', { kind: 'handler', leaf: index, field, handler }, ')');
     return;
   }
-  const resolved = resolveFieldPath(
+  let resolved = resolveFieldPath(
     scope.root,
     field,
     `${ref.path}.field`,
     scope.limits.maxPathDepth,
-    scope.restricted,
+    scope.raw ? NOTHING_RESTRICTED : scope.restricted,
   );
+  // `project.id` names the project, not the key: a hidden project must not match through its key.
+  const joined = resolved.joined;
+  if (joined && scope.scoping?.scoped(joined.owner)) resolved = joined;
   const condition = leafCondition(scope, resolved.column, ref, index);
   emitOnPath(scope, scope.joins, scope.rootAlias, scope.root, resolved.relations, 0, out, condition);
 }
@@ -160,19 +187,28 @@ function emitOnPath(
   let end = start;
   let owner = model;
   while (end < relations.length && !relations[end]!.toMany) owner = relations[end++]!.target();
-  const joined = graph.toOne(alias, relations.slice(start, end));
+  const joined = graph.toOne(alias, relations.slice(start, end), scope.raw);
   if (end === relations.length) {
     out.push(...condition(joined));
     return;
   }
   const rel = relations[end]!;
   const source = toManySource(scope.db, rel, owner, scope.aliases, 'e');
-  const inner = new JoinGraph(scope.db, scope.aliases, 'e');
+  const scoping = scope.raw ? undefined : scope.scoping;
+  const inner = new JoinGraph(scope.db, scope.aliases, 'e', scoping && scoperOf(scoping));
   const body: WherePiece[] = [];
   emitOnPath(scope, inner, source.alias, rel.target(), relations, end + 1, body, condition);
-  const joins = inner.clauses.length > 0 ? ` ${inner.clauses.join(' ')}` : '';
   const link = `${source.parentKey} = ${qualified(joined, scope.db.quote(source.sourceColumn))}`;
-  out.push(`exists (select 1 from ${source.from}${joins} where ${link} and `, ...body, ')');
+  // Only the related rows the caller may see can make "some related row matches" true.
+  const visible = scoping?.related(rel.target(), source.alias, scope.aliases);
+  out.push(`exists (select 1 from ${source.from}`, ...inner.pieces, ` where ${link} and `);
+  if (visible) out.push('(', ...visible, ') and ');
+  out.push(...body, ')');
+}
+
+/** The join scoper of a statement whose relation paths are scoped. */
+export function scoperOf(scoping: RelatedScoping): JoinScoper {
+  return (target, alias, aliases) => scoping.related(target, alias, aliases);
 }
 
 /** The SQL of one leaf against a column, as a function of the alias the column is read from. */
@@ -196,8 +232,10 @@ function leafCondition(
     );
   const wrongValue = (expected: string) =>
     invalid(valuePath, `'${op}' on ${field} expects ${expected}, received ${describeValue(value)}`, 'invalid_value');
+  const source = scope.source ?? 0;
   const scalar = (checkEnum: boolean): BindSlot => ({
     kind: 'bind',
+    source,
     leaf: index,
     text: '?',
     bind: (v, p) => [coerceValue(column, v, p, dialect, limits.maxStringLength, checkEnum)],
@@ -245,6 +283,7 @@ function leafCondition(
       if (size === 0) return () => [op === 'in' ? '1 = 0' : '1 = 1'];
       const slot: BindSlot = {
         kind: 'bind',
+        source,
         leaf: index,
         text: placeholders(size),
         bind: (v, p) => {
@@ -293,12 +332,17 @@ function stringCondition(
   if (tag !== 's') throw wrongValue('a string');
   const sqlite = scope.db.dialect === 'sqlite';
   const max = scope.limits.maxStringLength;
+  const source = scope.source ?? 0;
   const text = (v: unknown, p: string): string => coerceValue(column, v, p, scope.db.dialect, max, false) as string;
   let bind: (v: unknown, p: string) => unknown[];
   switch (op) {
     case 'ilike':
       bind = (v, p) => [`%${escapeLike(text(v, p))}%`];
-      return (a) => [`lower(${col(a)}) like lower(`, { kind: 'bind', leaf: index, text: '?', bind }, `) escape '\\'`];
+      return (a) => [
+        `lower(${col(a)}) like lower(`,
+        { kind: 'bind', source, leaf: index, text: '?', bind },
+        `) escape '\\'`,
+      ];
     case 'like':
       bind = (v, p) => {
         const pattern = text(v, p);
@@ -320,6 +364,6 @@ function stringCondition(
     default:
       bind = (v, p) => [sqlite ? `*${escapeGlob(text(v, p))}` : `%${escapeLike(text(v, p))}`];
   }
-  const slot: BindSlot = { kind: 'bind', leaf: index, text: '?', bind };
+  const slot: BindSlot = { kind: 'bind', source, leaf: index, text: '?', bind };
   return sqlite ? (a) => [`${col(a)} glob `, slot] : (a) => [`${col(a)} like `, slot, ` escape '\\'`];
 }

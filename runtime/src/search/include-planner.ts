@@ -1,6 +1,7 @@
 import type { PathHop } from '../context/restrictions.js';
 import type { Database } from '../db/database.js';
 import type { Decoder } from '../model/codecs.js';
+import { type RelatedScoping, scoperOf, type WherePiece } from './filter-compiler.js';
 import { JoinGraph, qualified, toManySource } from './joins.js';
 import type { SearchLimits } from './limits.js';
 import type { ModelInfo, RelationInfo } from '../model/model-info.js';
@@ -36,7 +37,8 @@ export interface JoinedPlan {
 
 /**
  * A select-in loader: `head + (?, ?, …) + tail` reads the related rows of many parents in one
- * statement, each row carrying its parent's key as `__p`. Parameters: the parent keys, then a row cap.
+ * statement, each row carrying its parent's key as `__p`. Parameters: those of `headSlots` (scoped
+ * joins), the parent keys, those of `tailSlots` (the related table's row scope), then a row cap.
  */
 export interface LoaderPlan {
   readonly key: string;
@@ -44,7 +46,9 @@ export interface LoaderPlan {
   readonly path: string;
   readonly jsonPath: string;
   readonly head: string;
+  readonly headSlots: readonly WherePiece[] | null;
   readonly tail: string;
+  readonly tailSlots: readonly WherePiece[] | null;
   readonly plan: ObjectPlan;
 }
 
@@ -61,6 +65,8 @@ export interface IncludeScope {
   readonly db: Database;
   readonly restricted: ReadonlySet<string>;
   readonly limits: Readonly<SearchLimits>;
+  /** Row scopes of the included tables: hidden rows are left out (to-many) or read as null (to-one). */
+  readonly scoping?: RelatedScoping;
 }
 
 /** Validates include paths (unknown → ValidationError, restricted → ForbiddenError) and merges them into a tree. */
@@ -140,9 +146,9 @@ function planLoader(
   hops: readonly PathHop[],
   node: IncludeNode,
 ): LoaderPlan {
-  const { db } = scope;
+  const { db, scoping } = scope;
   const aliases = new AliasAllocator();
-  const graph = new JoinGraph(db, aliases, 'j');
+  const graph = new JoinGraph(db, aliases, 'j', scoping && scoperOf(scoping));
   const source = toManySource(db, rel, parent, aliases, 'l');
   if (source.sourceColumn !== parent.pk.column) {
     throw new Error(
@@ -157,13 +163,31 @@ function planLoader(
     select,
   );
   select.push(`${source.parentKey} as ${db.quote(PARENT_KEY)}`);
-  const joins = graph.clauses.length > 0 ? ` ${graph.clauses.join(' ')}` : '';
+  const visible = scoping?.related(target, source.alias, aliases);
+  const joins = slotted(graph.pieces);
+  const own = visible ? slotted([' and (', ...visible, ')']) : { text: '', slots: null };
   return {
     key: rel.name,
     path: node.path,
     jsonPath: node.jsonPath,
-    head: `select ${select.join(', ')} from ${source.from}${joins} where ${source.parentKey} in `,
-    tail: ` order by ${qualified(source.alias, target.pk.quoted)} limit ?`,
+    head: `select ${select.join(', ')} from ${source.from}${joins.text} where ${source.parentKey} in `,
+    headSlots: joins.slots,
+    tail: `${own.text} order by ${qualified(source.alias, target.pk.quoted)} limit ?`,
+    tailSlots: own.slots,
     plan,
   };
+}
+
+/** The text of SQL pieces, and the pieces themselves when some hold bind slots (null otherwise). */
+function slotted(pieces: readonly WherePiece[]): { text: string; slots: readonly WherePiece[] | null } {
+  let text = '';
+  let slots = false;
+  for (const piece of pieces) {
+    if (typeof piece === 'string') text += piece;
+    else if (piece.kind === 'bind') {
+      text += piece.text;
+      slots = true;
+    }
+  }
+  return { text, slots: slots ? pieces : null };
 }

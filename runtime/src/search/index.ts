@@ -4,6 +4,7 @@ export type { FieldHandler, FieldHandlerContext, SqlFragment } from './filter-co
 export type { IssueReason } from '../model/issues.js';
 export { DEFAULT_SEARCH_LIMITS, resolveSearchLimits, type SearchLimits } from './limits.js';
 export { ModelReader, type ListParams, type ModelReaderOptions, type ReadOptions } from './model-reader.js';
+export { registerRowScope, type RowAction, type RowScopeHook } from './row-scope.js';
 export { SearchEngine, type SearchEngineOptions } from './search-engine.js';
 export {
   FILTER_OPERATORS,

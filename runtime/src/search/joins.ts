@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.js';
 import type { ModelInfo, RelationInfo } from '../model/model-info.js';
+import type { WherePiece } from './filter-compiler.js';
 import type { AliasAllocator } from './sql-text.js';
 
 /** `alias.column`, with the column quoted for the dialect (aliases are generated, `[a-z]+\d+`). */
@@ -8,30 +9,53 @@ export function qualified(alias: string, quotedColumn: string): string {
 }
 
 /**
+ * What confines the rows of a joined table to those the caller may see: the condition on the table
+ * read at `alias` (with bind slots), or null when every row is visible.
+ */
+export type JoinScoper = (target: ModelInfo, alias: string, aliases: AliasAllocator) => WherePiece[] | null;
+
+/**
  * The left joins of one statement (or of one `exists` subquery). A to-one chain is joined once per
  * path and reused by filters, sort keys and includes alike — a to-one join never multiplies rows.
+ *
+ * With a scoper, a join reads only the related rows the caller may see (the condition is part of the
+ * join's `on`), so a hidden related row reads as a missing one: null in an include, no match in a
+ * filter, null in a sort. A row filter's own paths are joined `raw`, as the rows are stored.
  */
 export class JoinGraph {
-  readonly clauses: string[] = [];
+  /** The join clauses, in order: text and, where a join is scoped, the bind slots of its condition. */
+  readonly pieces: WherePiece[] = [];
   private readonly byPath = new Map<string, string>();
 
   constructor(
     private readonly db: Database,
     private readonly aliases: AliasAllocator,
     private readonly prefix: string,
+    private readonly scoper?: JoinScoper,
   ) {}
 
-  /** Joins each to-one relation of `relations` from `fromAlias`; returns the alias of the last target. */
-  toOne(fromAlias: string, relations: readonly RelationInfo[]): string {
+  /** True when nothing has been joined. */
+  get empty(): boolean {
+    return this.pieces.length === 0;
+  }
+
+  /**
+   * Joins each to-one relation of `relations` from `fromAlias`; returns the alias of the last target.
+   * `raw`: the joins ignore the scoper (a row filter's own relation paths).
+   */
+  toOne(fromAlias: string, relations: readonly RelationInfo[], raw = false): string {
     let alias = fromAlias;
     for (const rel of relations) {
       // Keyed by (source alias, relation): the chain t0→project→owner and a nested include reach the same joins.
-      const key = `${alias}.${rel.name}`;
+      const key = raw && this.scoper ? `${alias}.${rel.name}~raw` : `${alias}.${rel.name}`;
       let next = this.byPath.get(key);
       if (!next) {
         next = this.aliases.next(this.prefix);
         this.byPath.set(key, next);
-        this.clauses.push(`left join ${rel.target().quotedTable} ${next} on ${this.condition(rel, alias, next)}`);
+        const target = rel.target();
+        this.pieces.push(` left join ${target.quotedTable} ${next} on ${this.condition(rel, alias, next)}`);
+        const scope = raw || !this.scoper ? null : this.scoper(target, next, this.aliases);
+        if (scope) this.pieces.push(' and (', ...scope, ')');
       }
       alias = next;
     }
@@ -43,6 +67,16 @@ export class JoinGraph {
     if (rel.join.type === 'pivot') throw new Error(`${rel.name} is to-many and cannot be joined as to-one`);
     return `${qualified(toAlias, this.db.quote(rel.join.targetColumn))} = ${qualified(fromAlias, this.db.quote(rel.join.sourceColumn))}`;
   }
+}
+
+/** The text of pieces that hold no bind slot (raw joins); a programming error otherwise. */
+export function plainText(pieces: readonly WherePiece[]): string {
+  let text = '';
+  for (const piece of pieces) {
+    if (typeof piece !== 'string') throw new Error('plainText: these SQL pieces carry parameters');
+    text += piece;
+  }
+  return text;
 }
 
 /**

@@ -6,6 +6,7 @@ import { readByIds } from './by-id.js';
 import { describeValue, invalid } from '../model/issues.js';
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './limits.js';
 import { modelInfo, type ModelInfo } from '../model/model-info.js';
+import { scopeRequest } from './row-scope.js';
 import { SearchEngine } from './search-engine.js';
 import type { FilterNode, SearchRequest, SortRule } from './search-request.js';
 
@@ -28,9 +29,10 @@ export type ListParams = PageParams & { sort?: SortRule[]; filters?: FilterNode[
 
 /**
  * The read side of a repository: plain rows straight from SQL, no entities. Every read applies the
- * active context (`getContext()`): restricted columns are not selected, and restricted includes,
- * filters and sorts are ForbiddenErrors. For an unrestricted read inside a restricted request
- * (e.g. business logic needing a hidden column) run it under `runWithContext(SYSTEM_CONTEXT, …)`.
+ * active context (`getContext()`): restricted columns are not selected, restricted includes, filters
+ * and sorts are ForbiddenErrors, and only the rows of the caller's row scope are read (a hidden row
+ * is a missing one). For an unrestricted read inside a restricted request (e.g. business logic
+ * needing a hidden column or row) run it under `runWithContext(SYSTEM_CONTEXT, …)`.
  *
  * Rows: each column under its property name, each owning to-one relation's key as `<relation>_id`,
  * datetimes as Date, booleans as booleans, bigint/decimal as strings, included relations under the
@@ -57,7 +59,18 @@ export class ModelReader<M extends Base = Base> {
 
   /** The row with this primary key, or null. An id that is not valid for the key's type is a ValidationError (no SQL). */
   async get(id: unknown, options: ReadOptions = {}): Promise<Row<M> | null> {
-    const rows = await readByIds(this.db, this.info, [id], options.include, getContext(), this.engine.limits, true);
+    const ctx = getContext();
+    const scope = scopeRequest(this.db, ctx, 'view');
+    const rows = await readByIds(this.db, this.info, [id], options.include, ctx, this.engine.limits, true, scope);
+    return (rows[0] as Row<M> | undefined) ?? null;
+  }
+
+  /**
+   * @internal The row as `get` reads it without includes, whatever the caller's row scope: what a
+   * write answers with, read in its own transaction (its scope was checked there).
+   */
+  async readWritten(id: unknown): Promise<Row<M> | null> {
+    const rows = await readByIds(this.db, this.info, [id], undefined, getContext(), this.engine.limits, true);
     return (rows[0] as Row<M> | undefined) ?? null;
   }
 
@@ -69,14 +82,16 @@ export class ModelReader<M extends Base = Base> {
   async getByIds(ids: readonly unknown[], options: ReadOptions = {}): Promise<Row<M>[]> {
     if (!Array.isArray(ids))
       throw invalid('ids', `expected an array of ids, received ${describeValue(ids)}`, 'invalid_request');
+    const ctx = getContext();
     return (await readByIds(
       this.db,
       this.info,
       ids,
       options.include,
-      getContext(),
+      ctx,
       this.engine.limits,
       false,
+      scopeRequest(this.db, ctx, 'view'),
     )) as Row<M>[];
   }
 

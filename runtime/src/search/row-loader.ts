@@ -3,6 +3,7 @@ import { invalid } from '../model/issues.js';
 import type { SearchLimits } from './limits.js';
 import { PARENT_KEY, type LoaderPlan, type ObjectPlan } from './include-planner.js';
 import { bucketSize, padValues, placeholders } from './sql-text.js';
+import { bindParams, type LeafSources } from './where-binder.js';
 
 type RawRow = Record<string, unknown>;
 type Output = Record<string, unknown>;
@@ -59,31 +60,42 @@ const CHUNK = 1000;
 /**
  * Turns fetched rows into output rows and runs the select-in loaders their includes need: one
  * statement per to-many include (per 1000 parents), level by level. Output order = row order.
+ * `sources`: the leaves the statement was bound with, whose row scopes the loaders bind too.
  */
 export async function materializeRows(
   db: Database,
   plan: ObjectPlan,
   rows: readonly RawRow[],
   limits: Readonly<SearchLimits>,
+  sources: LeafSources = NO_SOURCES,
 ): Promise<Output[]> {
   const pending = new PendingLoads();
   const out = new Array<Output>(rows.length);
   for (let i = 0; i < rows.length; i++) out[i] = materialize(rows[i]!, plan, pending);
-  if (pending.byLoader.size > 0) await runLoaders(db, pending, limits);
+  if (pending.byLoader.size > 0) await runLoaders(db, pending, limits, sources);
   return out;
 }
 
-async function runLoaders(db: Database, pending: PendingLoads, limits: Readonly<SearchLimits>): Promise<void> {
+const NO_SOURCES: LeafSources = [[]];
+
+async function runLoaders(
+  db: Database,
+  pending: PendingLoads,
+  limits: Readonly<SearchLimits>,
+  sources: LeafSources,
+): Promise<void> {
   for (const [loader, parents] of pending.byLoader) {
     const nested = new PendingLoads();
     const keys = [...parents.values()].map((p) => p.raw);
+    const before = loader.headSlots ? bindParams(loader.headSlots, sources) : [];
+    const after = loader.tailSlots ? bindParams(loader.tailSlots, sources) : [];
     let loaded = 0;
     for (let start = 0; start < keys.length; start += CHUNK) {
       const chunk = keys.slice(start, start + CHUNK);
       const size = bucketSize(chunk.length);
       const cap = limits.maxIncludedRows - loaded + 1;
       const sql = loader.head + placeholders(size) + loader.tail;
-      const params = [...padValues(chunk, size), cap];
+      const params = [...before, ...padValues(chunk, size), ...after, cap];
       const rows = db.selectSync<RawRow>(sql, params) ?? (await db.select<RawRow>(sql, params));
       loaded += rows.length;
       if (loaded > limits.maxIncludedRows) {
@@ -99,6 +111,6 @@ async function runLoaders(db: Database, pending: PendingLoads, limits: Readonly<
         if (parent) for (const target of parent.arrays) target.push(child);
       }
     }
-    await runLoaders(db, nested, limits);
+    await runLoaders(db, nested, limits, sources);
   }
 }

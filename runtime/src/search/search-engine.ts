@@ -12,8 +12,9 @@ import { modelInfo, type ModelInfo } from '../model/model-info.js';
 import { analyzeRequest, type AnalyzedRequest, type AnalyzeOptions } from './request-shape.js';
 import { materializeRows } from './row-loader.js';
 import type { SearchRequest } from './search-request.js';
+import { type RowAction, scopeRequest } from './row-scope.js';
 import { compiledShape, restrictionKey, type CompiledShape } from './shape-compiler.js';
-import { bindWhere } from './where-binder.js';
+import { bindParams, bindWhere, type LeafSources } from './where-binder.js';
 
 export interface SearchEngineOptions {
   /** Nesting limit of and/or groups; a group inside the top-level `filters` array is level 1. Default 3. */
@@ -50,6 +51,7 @@ class EngineAnalyzeOptions implements AnalyzeOptions {
 interface Prepared {
   readonly analyzed: AnalyzedRequest;
   readonly shape: CompiledShape;
+  readonly sources: LeafSources;
   readonly query: BaseQuery;
   /** The cursor binding, when the request's cursor was checked against it. */
   readonly binding: string | undefined;
@@ -59,6 +61,9 @@ interface Prepared {
  * Turns a `SearchRequest` into SQL for one model and runs it without hydrating entities (see
  * `README.md` in this folder for the pipeline). Every check — structure, bounds, depth, fields,
  * operators, value types, restrictions, cursor — happens before any SQL is sent.
+ *
+ * Every statement is confined to the caller's row scope (`row-scope.ts`): the root's rows for
+ * `listview`, and the related rows its relation paths, sorts and includes reach for `view`.
  *
  * Compiled statements are cached per (database, model, request shape, restriction set), not per
  * engine, so a request-scoped engine costs nothing to create.
@@ -111,7 +116,10 @@ export class SearchEngine<M extends Base = Base> {
     this.prepare(request, ctx);
   }
 
-  /** The compiled query of a request, for the caller to extend and execute (see `BaseQuery`). */
+  /**
+   * The compiled query of a request, for the caller to extend and execute (see `BaseQuery`); the
+   * caller's row scope for `listview` is already part of it.
+   */
   buildBaseQuery(request: SearchRequest = {}, ctx: CoreContext = getContext()): BaseQuery<M> {
     return this.prepare(request, ctx).query as BaseQuery<M>;
   }
@@ -122,7 +130,7 @@ export class SearchEngine<M extends Base = Base> {
    * last row with a keyset predicate.
    */
   async search(request: SearchRequest, ctx: CoreContext = getContext()): Promise<Page<Row<M>>> {
-    const { analyzed, shape, query, binding } = this.prepare(request, ctx);
+    const { analyzed, shape, sources, query, binding } = this.prepare(request, ctx);
     const limit = analyzed.limit ?? this.limits.defaultLimit;
     const raw = await query.limit(limit + 1).fetchRaw();
     const hasMore = raw.length > limit;
@@ -138,14 +146,14 @@ export class SearchEngine<M extends Base = Base> {
             { seal: shape.sort.sealCursor },
           )
         : null;
-    const items = (await materializeRows(this.db, shape.plan, raw, this.limits)) as Row<M>[];
+    const items = (await materializeRows(this.db, shape.plan, raw, this.limits, sources)) as Row<M>[];
     return { items, limit, offset: analyzed.cursor !== undefined ? null : (analyzed.offset ?? 0), nextCursor, hasMore };
   }
 
-  private prepare(request: SearchRequest, ctx: CoreContext): Prepared {
+  private prepare(request: SearchRequest, ctx: CoreContext, action: RowAction = 'listview'): Prepared {
     const analyzed = analyzeRequest(request, this.analyzeOptions);
     const restricted = ctx.restrictedFields;
-    const shape = compiledShape(`${analyzed.key}|${restrictionKey(restricted)}|${this.limitsKey}`, {
+    const { shape, sources } = compiledShape(`${analyzed.key}|${restrictionKey(restricted)}|${this.limitsKey}`, {
       db: this.db,
       info: this.info,
       restricted,
@@ -155,8 +163,9 @@ export class SearchEngine<M extends Base = Base> {
       leaves: analyzed.leaves,
       sort: analyzed.sort,
       include: analyzed.include,
+      scope: scopeRequest(this.db, ctx, action),
     });
-    const where = bindWhere(shape.where, analyzed.leaves, shape.env);
+    const where = bindWhere(shape.where, sources, shape.env);
     let keyset: KeysetBinding | undefined;
     let binding: string | undefined;
     if (analyzed.cursor !== undefined) {
@@ -166,12 +175,14 @@ export class SearchEngine<M extends Base = Base> {
     const query = new BaseQuery(this.db, {
       shape,
       where,
+      ...(shape.fromSlots ? { fromParams: bindParams(shape.fromSlots, sources) } : {}),
+      ...(shape.deps.length > 0 ? { sources } : {}),
       limits: this.limits,
       ...(keyset ? { keyset } : {}),
       ...(analyzed.limit !== undefined ? { limit: analyzed.limit } : {}),
       ...(analyzed.offset ? { offset: analyzed.offset } : {}),
     });
-    return { analyzed, shape, query, binding };
+    return { analyzed, shape, sources, query, binding };
   }
 
   /** Opens the cursor, checks what it is bound to, and binds the keyset predicate for its values. */

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import type { RelatedScoping } from './filter-compiler.js';
 import { invalid } from '../model/issues.js';
 import type { JoinGraph } from './joins.js';
 import { qualified } from './joins.js';
@@ -42,6 +43,7 @@ export interface SortScope {
   readonly joins: JoinGraph;
   readonly restricted: ReadonlySet<string>;
   readonly limits: Readonly<SearchLimits>;
+  readonly scoping?: RelatedScoping;
 }
 
 /**
@@ -59,7 +61,9 @@ export function compileSort(scope: SortScope, rules: readonly Required<SortRule>
   let unique = false;
   rules.forEach((rule, i) => {
     const path = `sort[${i}].field`;
-    const resolved = resolveFieldPath(root, rule.field, path, scope.limits.maxPathDepth, scope.restricted);
+    let resolved = resolveFieldPath(root, rule.field, path, scope.limits.maxPathDepth, scope.restricted);
+    // A hidden related row sorts as a missing one: through the join, not by the key it leaves behind.
+    if (resolved.joined && scope.scoping?.scoped(resolved.joined.owner)) resolved = resolved.joined;
     const toMany = resolved.relations.find((r) => r.toMany);
     if (toMany) {
       throw invalid(

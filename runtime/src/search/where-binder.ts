@@ -30,13 +30,19 @@ export function finishWhere(pieces: readonly WherePiece[]): CompiledWhere {
 }
 
 /**
+ * The leaves a compiled statement binds, by source: the request's first, then those of each row scope
+ * the statement uses (see `BindSlot.source`).
+ */
+export type LeafSources = readonly (readonly LeafRef[])[];
+
+/**
  * Binds this request's values to a compiled WHERE: each slot checks and converts its leaf's value
  * (throwing ValidationError), and handlers produce their fragment. The SQL text is reused as is
  * unless a handler is involved.
  */
 export function bindWhere(
   where: CompiledWhere,
-  leaves: readonly LeafRef[],
+  sources: LeafSources,
   env: HandlerEnv,
 ): { sql: string | null; params: unknown[] } {
   const params: unknown[] = [];
@@ -47,13 +53,14 @@ export function bindWhere(
       if (text !== null) text += piece;
       continue;
     }
-    const leaf = leaves[piece.leaf]!;
-    const path = `${leaf.path}.value`;
     if (piece.kind === 'bind') {
-      for (const v of piece.bind(leaf.node.value, path)) params.push(v);
+      const leaf = sources[piece.source]![piece.leaf]!;
+      for (const v of piece.bind(leaf.node.value, `${leaf.path}.value`)) params.push(v);
       if (text !== null) text += piece.text;
       continue;
     }
+    const leaf = sources[0]![piece.leaf]!;
+    const path = `${leaf.path}.value`;
     const fragment = piece.handler(handlerContext(env, piece.field, leaf, path));
     if (!fragment || typeof fragment.sql !== 'string' || !Array.isArray(fragment.params)) {
       throw new Error(`The search handler for '${piece.field}' must return { sql: string, params: unknown[] }`);
@@ -68,6 +75,21 @@ export function bindWhere(
   }
   return { sql: where.sql ?? text, params };
 }
+
+/** The parameters of pieces that hold bind slots only (scoped joins, a loader's scope); none when there are none. */
+export function bindParams(pieces: readonly WherePiece[], sources: LeafSources): readonly unknown[] {
+  let params: unknown[] | undefined;
+  for (const piece of pieces) {
+    if (typeof piece === 'string') continue;
+    if (piece.kind !== 'bind') throw new Error('bindParams: a custom handler cannot appear here');
+    const leaf = sources[piece.source]![piece.leaf]!;
+    params ??= [];
+    for (const v of piece.bind(leaf.node.value, `${leaf.path}.value`)) params.push(v);
+  }
+  return params ?? NO_PARAMS;
+}
+
+const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 
 function handlerContext(env: HandlerEnv, field: string, leaf: LeafRef, path: string): FieldHandlerContext {
   return {

@@ -140,6 +140,8 @@ export class UnitTransaction {
   private conn: unknown;
   private opening: Promise<unknown> | undefined;
   private ended = false;
+  /** Set when the transaction was one statement sent alone (`queryAlone`). */
+  private sentAlone = false;
   private handle: TransactionHandle | undefined;
   private transactingClient: KnexClient | undefined;
 
@@ -171,10 +173,7 @@ export class UnitTransaction {
 
   /** The transaction's connection: borrowed from the pool and begun on the first call. */
   connection(): Promise<unknown> {
-    if (this.ended)
-      return Promise.reject(
-        new Error('This unit of work has already ended; run the statement in a new UnitOfWork.run'),
-      );
+    if (this.ended) return Promise.reject(this.endedError());
     return (this.opening ??= this.open());
   }
 
@@ -185,8 +184,20 @@ export class UnitTransaction {
    */
   async query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
     const conn = this.conn ?? (await this.connection());
-    if (this.ended) throw new Error('This unit of work has already ended; run the statement in a new UnitOfWork.run');
+    if (this.ended) throw this.endedError();
     return this.run<R>(conn, sql, params);
+  }
+
+  private endedError(): Error {
+    if (this.sentAlone) {
+      // The statement has committed on its own: say why nothing can join it, and what keeps a transaction.
+      return new Error(
+        'This unit of work sent its one write without BEGIN and COMMIT, as declared by the code that opened ' +
+          'it, and it has committed: nothing may follow it. A service whose postCreate reads or writes, or ' +
+          'whose repository writes more than one row, must keep createInTransaction = true',
+      );
+    }
+    return new Error('This unit of work has already ended; run the statement in a new UnitOfWork.run');
   }
 
   /** Whether no statement has been sent: the transaction has not begun, nor ended. */
@@ -203,6 +214,7 @@ export class UnitTransaction {
   async queryAlone<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
     if (!this.isUnused) throw new Error('queryAlone: the transaction has already sent a statement');
     this.ended = true;
+    this.sentAlone = true;
     const client = this.baseClient();
     const conn = await client.acquireConnection();
     try {

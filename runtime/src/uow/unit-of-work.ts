@@ -5,6 +5,7 @@ import { Dispatcher } from '../events/dispatcher.js';
 import type { DomainEvent, EntityEvent } from '../events/events.js';
 import { entityEventDispatcher } from './entity-events.js';
 import { bindSink, defaultDispatcherFor, outboxFor, unbindSink, type OutboxWriter } from './registry.js';
+import { maySkipTransaction } from './single-statement.js';
 import { rootTransaction, UnitTransaction } from './transaction.js';
 
 export interface UnitOfWorkOptions {
@@ -15,6 +16,16 @@ export interface UnitOfWorkOptions {
    * `registerDbEventDispatcher`, else nowhere. Ignored by a nested `run`, which joins the outer unit.
    */
   dispatcher?: Dispatcher;
+}
+
+/** How `UnitOfWork.query` runs a statement (internal: Core's own writes set these). */
+export interface StatementOptions {
+  /** The statement `allowLastStatementAlone` announced: nothing follows it in the unit. */
+  last?: boolean;
+  /** The write checks the record's version in the unit: it keeps BEGIN and COMMIT. */
+  checksVersion?: boolean;
+  /** A row-level filter is checked on the written row after the statement: it keeps BEGIN and COMMIT. */
+  checksRowFilter?: boolean;
 }
 
 type UnitState = 'open' | 'committed' | 'rolled back';
@@ -168,12 +179,13 @@ export class UnitOfWork {
    * how Core writes a row without the ORM (see `InsertPlan`); statements are prepared once per SQLite
    * connection. Driver errors are MikroORM's exceptions, as from a flush.
    *
-   * `last` (internal): the statement that `allowLastStatementAlone` announced.
+   * `options` (internal): `last` marks the statement that `allowLastStatementAlone` announced, which
+   * runs without BEGIN and COMMIT when `maySkipTransaction` allows it (single-statement.ts).
    */
   query<R = Record<string, unknown>>(
     sql: string,
     params: readonly unknown[] = [],
-    options: { last?: boolean } = {},
+    options: StatementOptions = {},
   ): Promise<R[]> {
     try {
       this.assertOpen('query()');
@@ -182,23 +194,25 @@ export class UnitOfWork {
     }
     if (options.last && this.lastStatementAlone) {
       this.lastStatementAlone = false;
-      // An outbox row must commit with the write it reports, so with an outbox the unit keeps its transaction.
-      const alone =
-        this.transaction.isUnused &&
-        !this.failure &&
-        !(this.forked && hasPendingChanges(this.forked)) &&
-        !outboxFor(this.db);
+      const alone = maySkipTransaction({
+        declared: true,
+        first: this.transaction.isUnused && !this.failure && !(this.forked && hasPendingChanges(this.forked)),
+        writesOutbox: outboxFor(this.db) !== undefined,
+        checksVersion: options.checksVersion === true,
+        checksRowFilter: options.checksRowFilter === true,
+      });
       if (alone) return this.transaction.queryAlone<R>(sql, params);
     }
     return this.transaction.query<R>(sql, params);
   }
 
   /**
-   * @internal For Core's own create (`BaseRepository.create`, `BaseService.create`), called by the code
-   * that opened the unit (`run`'s `opened`): nothing will follow the next statement sent with
-   * `query(sql, params, { last: true })`. If that statement is also the unit's first, with nothing
-   * pending in `uow.em`, it runs on its own, without BEGIN and COMMIT: one statement is atomic by
-   * itself. The unit can then send no other statement.
+   * @internal For Core's own create, called by the code that opened the unit (`run`'s `opened`): a
+   * `BaseService` whose `createInTransaction` is false, or `BaseRepository.create` in a unit of its
+   * own. It declares that nothing will follow the next statement sent with
+   * `query(sql, params, { last: true })`; whether that statement then runs on its own, without BEGIN
+   * and COMMIT, is `maySkipTransaction`'s decision (single-statement.ts). If it does, the unit can send
+   * no other statement.
    */
   allowLastStatementAlone(): void {
     this.lastStatementAlone = true;
