@@ -1,14 +1,16 @@
 /**
- * Keeps the few manifest-derived values of a user-owned file in step with the manifest: a router's
- * `prefix`, `tags` and `exposeSchemas`, a repository's `relationKeys` and the `reader` limits it
- * passes to `super(...)`. Nothing else of the file is touched.
+ * Upgrades a user-owned file written by the previous generator, which kept the manifest's values in the
+ * file itself and edited them there on every `core generate`: a router's `prefix`, `tags` and
+ * `exposeSchemas`, a repository's `relationKeys` and the `reader` it passes to `super(...)`. Each such
+ * member comes to read the generated `config.ts` instead (`readonly prefix = routerConfig.prefix`), the
+ * import is added and the banner line saying core edits the file is replaced: a one-time change,
+ * after which core never edits the file again.
  *
- * The file is parsed with ts-morph only to find positions; edits replace exactly the initializer
- * text (or insert / remove exactly one member), so the user's formatting and comments stay byte for
- * byte. Before changing anything the current initializer is evaluated: a literal with the wanted
- * value is left alone however it is written (`["tasks"]` is `['tasks']`), and an initializer that
- * is not a literal (`process.env.PREFIX ?? '/tasks'`) is the user's decision and is left alone too.
- * Running it twice changes nothing the second time.
+ * A member whose value is still the manifest's is switched to the reference; a missing one is added
+ * (the previous generator would have added it too). One the user set differently — another literal,
+ * an expression, a getter — is theirs and stays, reported in `kept`. The file is parsed with ts-morph
+ * only to find positions; edits replace exactly the text concerned, so everything else stays byte for
+ * byte.
  */
 import {
   Node,
@@ -17,33 +19,46 @@ import {
   type ClassDeclaration,
   type Expression,
   type ObjectLiteralExpression,
+  type SourceFile,
 } from './ts-morph.js';
-import { print, literal, type Literal } from '../engine/code.js';
+import { flat, literal, type Literal } from '../engine/code.js';
 
-/** One value to keep in step. */
-export interface MemberSync {
+/** One member that comes to read `config.ts`. */
+export interface ConfigMember {
   readonly name: string;
-  /** The wanted value; `undefined`: the member should not be there (removed when it holds a literal). */
-  readonly value: Literal | undefined;
+  /** The manifest's value: an initializer holding this literal is replaced by `reference`. */
+  readonly value: Literal;
+  /** The expression reading it from `config.ts`, e.g. `routerConfig.prefix`. */
+  readonly reference: string;
   /**
-   * Lines to insert when the member is missing, without indentation, e.g.
-   * `['readonly prefix: string = \'/tasks\';']` (class members) — for a `super(...)` argument
-   * property only `name: value` is inserted and this is ignored.
+   * Class properties only: the lines to insert when the class has no such member, without
+   * indentation (`['override readonly tags = routerConfig.tags;']`). A `super(...)` option is inserted
+   * as `name: reference`.
    */
   readonly declaration?: readonly string[];
+  /** A JSDoc the previous generator wrote above the member, exactly; replaced by `doc`. */
+  readonly previousDoc?: string;
+  readonly doc?: string;
 }
 
-export interface SyncRequest {
+export interface UpgradeRequest {
   readonly className: string;
   /** Property declarations of the class. */
-  readonly properties?: readonly MemberSync[];
+  readonly properties?: readonly ConfigMember[];
   /** Properties of the object literal passed to `super(...)` in the constructor. */
-  readonly superArgument?: readonly MemberSync[];
+  readonly superArgument?: readonly ConfigMember[];
+  /** The value `config.ts` exports that the references read, and its module (`./config.js`). */
+  readonly binding: string;
+  readonly from: string;
+  /** The previous generator's banner line (the whole line, without its end) and the line replacing it. */
+  readonly banner: { readonly previous: RegExp; readonly replacement: string };
 }
 
-export interface SyncResult {
+export interface UpgradeResult {
   readonly content: string;
-  /** What could not be applied (the class or the `super({...})` call is missing), for the user. */
+  /** The members the file keeps as it sets them, described for the user: `prefix = '/api' (the manifest says '/tasks')`. */
+  readonly kept: readonly string[];
+  /** Why nothing could be done (no such class, no `super({ ... })` call); `content` is then the source. */
   readonly problems: readonly string[];
 }
 
@@ -53,7 +68,7 @@ interface Edit {
   readonly text: string;
 }
 
-export function syncMembers(source: string, request: SyncRequest): SyncResult {
+export function upgradeMembers(source: string, request: UpgradeRequest): UpgradeResult {
   const project = new Project({
     useInMemoryFileSystem: true,
     skipLoadingLibFiles: true,
@@ -62,72 +77,90 @@ export function syncMembers(source: string, request: SyncRequest): SyncResult {
   const file = project.createSourceFile('file.ts', source);
   const eol = source.includes('\r\n') ? '\r\n' : '\n';
   const cls = file.getClass(request.className);
-  if (!cls) return { content: source, problems: [`no class ${request.className}`] };
+  if (!cls) return { content: source, kept: [], problems: [`no class ${request.className}`] };
+  const options = request.superArgument?.length ? superOptions(cls) : undefined;
+  if (request.superArgument?.length && !options)
+    return {
+      content: source,
+      kept: [],
+      problems: [`no \`super({ ... })\` call in the constructor of ${request.className}`],
+    };
 
   const edits: Edit[] = [];
-  const problems: string[] = [];
+  const kept: string[] = [];
   const indent = memberIndent(source, cls);
-  for (const wanted of request.properties ?? []) edits.push(...syncProperty(source, cls, wanted, indent, eol));
-  if (request.superArgument && request.superArgument.length > 0) {
-    const options = superOptions(cls);
-    if (!options) problems.push(`no \`super({ ... })\` call in the constructor of ${request.className}`);
-    else for (const wanted of request.superArgument) edits.push(...syncObjectProperty(source, options, wanted, eol));
+  for (const wanted of request.properties ?? []) {
+    const outcome = upgradeProperty(source, cls, wanted, indent, eol);
+    if (typeof outcome === 'string') kept.push(outcome);
+    else edits.push(...outcome);
   }
+  for (const wanted of request.superArgument ?? []) {
+    const outcome = upgradeOption(source, options!, wanted, eol);
+    if (typeof outcome === 'string') kept.push(outcome);
+    else edits.push(...outcome);
+  }
+  // Only when something reads it: an unused import would fail a strict build.
+  if (edits.length > 0) edits.push(...importBinding(source, file, request.binding, request.from, eol));
+  const banner = request.banner.previous.exec(source);
+  if (banner)
+    edits.push({ start: banner.index, end: banner.index + banner[0].length, text: request.banner.replacement });
 
   let content = source;
   for (const edit of edits.sort((a, b) => b.start - a.start))
     content = content.slice(0, edit.start) + edit.text + content.slice(edit.end);
-  return { content, problems };
+  return { content, kept, problems: [] };
 }
 
-function syncProperty(source: string, cls: ClassDeclaration, wanted: MemberSync, indent: string, eol: string): Edit[] {
+/** The edits switching a class property to its reference, or the description of the user's value kept. */
+function upgradeProperty(
+  source: string,
+  cls: ClassDeclaration,
+  wanted: ConfigMember,
+  indent: string,
+  eol: string,
+): Edit[] | string {
   const member = cls.getMembers().find((m) => memberName(m) === wanted.name);
-  if (member && !Node.isPropertyDeclaration(member)) return []; // a getter or method: the user computes it
-  if (!member) {
-    if (wanted.value === undefined || !wanted.declaration) return [];
-    return [insertMember(source, cls, wanted.declaration, indent, eol)];
-  }
+  if (!member) return wanted.declaration ? [insertMember(source, cls, wanted.declaration, indent, eol)] : [];
+  if (!Node.isPropertyDeclaration(member)) return `${wanted.name} (computed in the class)`;
   const initializer = member.getInitializer();
-  if (!initializer) return [];
+  if (!initializer) return `${wanted.name} (declared without a value)`;
+  if (initializer.getText() === wanted.reference) return [];
   const current = evaluate(initializer);
-  if (current === NOT_LITERAL) return [];
-  if (wanted.value === undefined) return [removeLines(source, member.getStart(true), member.getEnd())];
-  if (same(current, wanted.value)) return [];
-  const column = initializer.getStart() - source.lastIndexOf('\n', initializer.getStart() - 1) - 1;
-  return [
-    {
-      start: initializer.getStart(),
-      end: initializer.getEnd(),
-      text: print(literal(wanted.value), indent.length, column, 1),
-    },
-  ];
+  if (current === NOT_LITERAL || !same(current, wanted.value)) return describeKept(wanted, initializer);
+
+  const edits: Edit[] = [];
+  // The type the previous generator wrote (`: string`) goes too: the reference carries it.
+  const typeNode = member.getTypeNode();
+  const start = typeNode ? member.getNameNode().getEnd() : initializer.getStart();
+  edits.push({ start, end: initializer.getEnd(), text: typeNode ? ` = ${wanted.reference}` : wanted.reference });
+  if (wanted.previousDoc !== undefined && wanted.doc !== undefined) {
+    for (const doc of member.getJsDocs())
+      if (doc.getText() === wanted.previousDoc)
+        edits.push({ start: doc.getStart(), end: doc.getEnd(), text: wanted.doc });
+  }
+  return edits;
 }
 
-function syncObjectProperty(source: string, options: ObjectLiteralExpression, wanted: MemberSync, eol: string): Edit[] {
+/** The same for a property of the `super({ ... })` options. */
+function upgradeOption(
+  source: string,
+  options: ObjectLiteralExpression,
+  wanted: ConfigMember,
+  eol: string,
+): Edit[] | string {
   const properties = options.getProperties();
-  const index = properties.findIndex((p) => Node.isPropertyAssignment(p) && p.getName() === wanted.name);
-  const found = index === -1 ? undefined : properties[index]!;
-  if (found && Node.isPropertyAssignment(found)) {
-    const initializer = found.getInitializer();
-    const current = initializer ? evaluate(initializer) : NOT_LITERAL;
-    if (!initializer || current === NOT_LITERAL) return [];
-    if (wanted.value === undefined) {
-      // Take the separating comma with it: the one before (or, for the first property, the one after).
-      if (index > 0) return [{ start: properties[index - 1]!.getEnd(), end: found.getEnd(), text: '' }];
-      const next = properties[1];
-      return [{ start: found.getStart(), end: next ? next.getStart() : found.getEnd(), text: '' }];
-    }
-    if (same(current, wanted.value)) return [];
-    return [
-      {
-        start: initializer.getStart(),
-        end: initializer.getEnd(),
-        text: print(literal(wanted.value), 4, initializer.getStart() - lineStart(source, initializer.getStart()), 1),
-      },
-    ];
+  const found = properties.find(
+    (p) => (Node.isPropertyAssignment(p) || Node.isShorthandPropertyAssignment(p)) && p.getName() === wanted.name,
+  );
+  if (found) {
+    if (!Node.isPropertyAssignment(found)) return `${wanted.name} (computed in the class)`;
+    const initializer = found.getInitializer()!;
+    if (initializer.getText() === wanted.reference) return [];
+    const current = evaluate(initializer);
+    if (current === NOT_LITERAL || !same(current, wanted.value)) return describeKept(wanted, initializer);
+    return [{ start: initializer.getStart(), end: initializer.getEnd(), text: wanted.reference }];
   }
-  if (wanted.value === undefined) return [];
-  const text = `${wanted.name}: ${print(literal(wanted.value), 4)}`;
+  const text = `${wanted.name}: ${wanted.reference}`;
   const last = properties.at(-1);
   if (!last) return [{ start: options.getStart() + 1, end: options.getStart() + 1, text: ` ${text} ` }];
   const multiline = source.slice(options.getStart(), options.getEnd()).includes('\n');
@@ -139,6 +172,40 @@ function syncObjectProperty(source: string, options: ObjectLiteralExpression, wa
       : [{ start: last.getEnd(), end: last.getEnd(), text: `,${eol}${pad}${text}` }];
   }
   return [{ start: last.getEnd(), end: last.getEnd(), text: `, ${text}` }];
+}
+
+/** `prefix = '/api/tasks' (the manifest says '/tasks')`, the expression shortened to one short line. */
+function describeKept(wanted: ConfigMember, initializer: Expression): string {
+  const text = initializer.getText().replace(/\s+/g, ' ');
+  const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return `${wanted.name} = ${shown} (the manifest says ${flat(literal(wanted.value))})`;
+}
+
+/**
+ * `import { binding } from 'from';`, unless the file has it: added to an existing import of the module,
+ * else as a line among the relative imports in code-unit order (where the generator puts it), else
+ * after the last import.
+ */
+function importBinding(source: string, file: SourceFile, binding: string, from: string, eol: string): Edit[] {
+  const imports = file.getImportDeclarations();
+  const existing = imports.find((d) => d.getModuleSpecifierValue() === from && !d.isTypeOnly());
+  if (existing) {
+    const named = existing.getNamedImports();
+    if (named.some((n) => (n.getAliasNode()?.getText() ?? n.getName()) === binding)) return [];
+    const last = named.at(-1);
+    if (last) return [{ start: last.getEnd(), end: last.getEnd(), text: `, ${binding}` }];
+  }
+  const line = `import { ${binding} } from '${from}';`;
+  const before = imports.find((d) => d.getModuleSpecifierValue().startsWith('.') && d.getModuleSpecifierValue() > from);
+  if (before) {
+    const at = lineStart(source, before.getStart());
+    return [{ start: at, end: at, text: `${line}${eol}` }];
+  }
+  const last = imports.at(-1);
+  if (last) return [{ start: last.getEnd(), end: last.getEnd(), text: `${eol}${line}` }];
+  const first = file.getStatements()[0];
+  const at = first ? lineStart(source, first.getStart()) : source.length;
+  return [{ start: at, end: at, text: `${line}${eol}${eol}` }];
 }
 
 /** The object literal of `super({ ... })` in the constructor, if written that way. */
@@ -155,7 +222,7 @@ function superOptions(cls: ClassDeclaration): ObjectLiteralExpression | undefine
 
 /**
  * A missing member goes before the constructor (where the generator writes such members), else after
- * the last property, else first in the class body; a blank line separates it from what follows.
+ * the last property, else first in the class body; before a constructor, a blank line follows it.
  */
 function insertMember(
   source: string,
@@ -175,17 +242,6 @@ function insertMember(
     ? lineEnd(source, last.getEnd())
     : lineEnd(source, cls.getFirstChildByKindOrThrow(SyntaxKind.OpenBraceToken).getEnd());
   return { start: at, end: at, text: block };
-}
-
-/**
- * Removes whole lines from the one holding `start` to the one holding `end`, and one blank line
- * after them (the separator the member had), so the class reads as if it was never there.
- */
-function removeLines(source: string, start: number, end: number): Edit {
-  let stop = lineEnd(source, end);
-  const next = lineEnd(source, stop);
-  if (next > stop && source.slice(stop, next).trim() === '') stop = next;
-  return { start: lineStart(source, start), end: stop, text: '' };
 }
 
 function lineStart(source: string, position: number): number {

@@ -43,6 +43,7 @@ export function initCommand(): Command {
       `
 Creates src/main.ts, .env (with a fresh SECRET_KEY), .env.example, package.json, tsconfig.json,
 src/policies.json, test/smoke.test.ts, scripts/build.mjs (the production build), README.md,
+biome.json and .editorconfig (the formatter's settings, which generated code follows),
 dev.db (SQLite) and vendor/ (the Core runtime package, and this CLI: \`npx core\` in the project).
 Refuses a folder that exists and is not empty.
 

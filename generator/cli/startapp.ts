@@ -11,10 +11,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import type { ManagedFiles } from '../engine/managed-files.js';
+import type { Manifest } from '../manifest/schema.js';
 import { CliError } from './errors.js';
 import { info, printChanges } from './output.js';
 import { moduleNameProblem } from '../project/names.js';
-import { appDir, MAIN_FILE, manifestPath } from '../project/root.js';
+import { appDir, MAIN_FILE, manifestPath, POLICIES_FILE } from '../project/root.js';
 import { projectRoot } from './context.js';
 
 interface StartAppOptions {
@@ -141,6 +142,27 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
   info(
     `App ${module} added. Edit ${path} and run \`core generate ${module}\` to regenerate; \`core run\` to serve it.`,
   );
+  printRowFilterExample(await import('../generators/app/row-filter-example.js'), manifest, path);
+}
+
+/** How to confine users to their own rows of the new table: printed, never written into src/policies.json. */
+function printRowFilterExample(
+  { rowFilterExample, missingOwnerNote, EXAMPLE_ROLE }: typeof import('../generators/app/row-filter-example.js'),
+  manifest: Manifest,
+  path: string,
+): void {
+  const example = rowFilterExample(manifest);
+  info('');
+  info(
+    `To confine users to their own ${example.table}, add a role like this to "roles" in ${POLICIES_FILE} (core never edits it):`,
+  );
+  for (const line of example.role) info(`  ${line}`);
+  info(
+    `A ${EXAMPLE_ROLE} then reaches only the ${example.table} whose ${example.field} equals the sub of their token, ` +
+      `and what they create gets it from the token (try it: \`core token --role ${EXAMPLE_ROLE} --sub <id>\`).`,
+  );
+  const note = missingOwnerNote(example, path);
+  if (note) info(note);
 }
 
 async function askFields(module: string) {

@@ -3,10 +3,11 @@
  * (single quotes, `{ a: 1 }` with spaces, trailing commas when broken), and a tiny width-aware printer
  * for the few expressions that can grow long (TypeBox fields, enum builders, test payloads).
  *
- * There is no formatter in the loop: generated code is formatted by construction. An expression is
- * printed on one line when it fits in `WIDTH` columns; otherwise its outermost array, object or
- * argument list is broken, one element per line, the way prettier would, hugging a trailing array or
- * object argument (`Type.Union([` … `])`).
+ * There is no formatter in the loop: generated code is formatted by construction, as the project's
+ * formatter (Biome, which follows prettier) leaves it. An expression is printed on one line when it
+ * fits in `WIDTH` columns; otherwise its outermost array, object or argument list is broken, one
+ * element per line, hugging a trailing array or object argument (`Type.Union([` … `])`). A member
+ * chain of more than two calls taking a function is broken one call per line (`brokenChain`).
  */
 
 /** The longest line the printer aims for. */
@@ -109,6 +110,10 @@ export function flat(expr: Expr): string {
  * characters still to follow it on its last line (a `,` or `);`). Continuation lines are indented.
  */
 export function print(expr: Expr, indent: number, column = indent, reserve = 0): string {
+  if (typeof expr !== 'string' && expr.kind === 'call') {
+    const broken = brokenChain(expr, indent, column);
+    if (broken !== undefined) return broken;
+  }
   const oneLine = flat(expr);
   if (typeof expr === 'string' || column + oneLine.length + reserve <= WIDTH) return oneLine;
   const pad = ' '.repeat(indent + 2);
@@ -147,6 +152,50 @@ export function print(expr: Expr, indent: number, column = indent, reserve = 0):
       return `${callee}(\n${args.map((arg) => `${pad}${print(arg, indent + 2, indent + 2, 1)},\n`).join('')}${end})`;
     }
   }
+}
+
+/**
+ * A member chain of more than two calls, one of which takes a function, printed one call per line
+ * under its head, as the formatter does (even when it would fit on one line):
+ *
+ * ```ts
+ * p
+ *   .uuid()
+ *   .primary()
+ *   .onCreate(() => randomUUID())
+ * ```
+ *
+ * Undefined for any other call.
+ */
+function brokenChain(expr: CallExpr, indent: number, column: number): string | undefined {
+  const links: { name: string; args: readonly Expr[] }[] = [];
+  let head: Expr = expr;
+  while (
+    typeof head !== 'string' &&
+    head.kind === 'call' &&
+    typeof head.callee !== 'string' &&
+    head.callee.kind === 'member'
+  ) {
+    links.unshift({ name: head.callee.name, args: head.args });
+    head = head.callee.object;
+  }
+  // `call('p.uuid')`: the chain's first call, its callee written as text.
+  if (typeof head !== 'string' && head.kind === 'call' && typeof head.callee === 'string') {
+    const dot = head.callee.lastIndexOf('.');
+    if (dot > 0) {
+      links.unshift({ name: head.callee.slice(dot + 1), args: head.args });
+      head = head.callee.slice(0, dot);
+    }
+  }
+  if (links.length <= 2 || !links.some((link) => link.args.some(isFunction))) return undefined;
+  const pad = ' '.repeat(indent + 2);
+  const first = print(head, indent, column);
+  return `${first}${links.map((link) => `\n${pad}${print(call(`.${link.name}`, ...link.args), indent + 2)}`).join('')}`;
+}
+
+/** An arrow function written as text: `() => new Date()`. */
+function isFunction(expr: Expr): boolean {
+  return typeof expr === 'string' && /^(\([^()]*\)|[\w$]+)\s*=>/.test(expr);
 }
 
 /** `name: value` (a property of an object literal) at `indent`, followed by `suffix` (`,` by default). */

@@ -7,8 +7,8 @@
  *   file on disk was edited by hand (its checksum header no longer matches its body); then it is left
  *   untouched and reported as a CONFLICT, so a hand edit is never destroyed.
  * - `user`: created once, then the user's (SKIP when it exists).
- * - `sync`: a user-owned file whose new content was computed from its current content (an edit of
- *   the few values the manifest decides, such as a router's prefix): UPDATE when it differs.
+ * - `sync`: a user-owned file whose new content was computed from its current content (the one-time
+ *   upgrade of a router or repository of the previous generator): UPDATE when it differs.
  * - `refuse`: must not exist yet (e.g. `core init` into a folder that has the file).
  */
 import { createHash } from 'node:crypto';
@@ -22,14 +22,14 @@ export interface Change {
   /** Path relative to the tree's root, with forward slashes. */
   path: string;
   kind: ChangeKind;
-  /** Why a file was skipped or is in conflict. */
+  /** Why a file was skipped or is in conflict, or what an update of a user-owned file did. */
   reason?: string;
 }
 
 interface PendingWrite {
   content: string;
   rule: OverwriteRule;
-  /** Why a `user` file is skipped, when there is more to say than "it is yours". */
+  /** Why a `user` file is skipped when there is more to say than "it is yours", or what a `sync` update did. */
   reason?: string;
 }
 
@@ -73,7 +73,7 @@ export class Tree {
     return this.read(path) !== null;
   }
 
-  /** `reason` explains a SKIP of a `user` file (e.g. a value that could not be kept in sync). */
+  /** `reason` explains a SKIP of a `user` file, or an UPDATE of a `sync` one (both printed after the path). */
   write(path: string, content: string, rule: OverwriteRule, reason?: string): void {
     this.pending.set(normalize(path), reason === undefined ? { content, rule } : { content, rule, reason });
   }
@@ -94,7 +94,7 @@ export class Tree {
       case 'user':
         return { path, kind: 'SKIP', reason: reason ?? 'exists; it is yours to edit' };
       case 'sync':
-        return { path, kind: 'UPDATE' };
+        return reason === undefined ? { path, kind: 'UPDATE' } : { path, kind: 'UPDATE', reason };
       case 'refuse':
         return { path, kind: 'CONFLICT', reason: 'already exists' };
       case 'generated':

@@ -43,6 +43,8 @@ function dependsOnRuntime(file: string): boolean {
 /** Conventional locations inside a project. */
 export const APPS_DIR = 'src/apps';
 export const MAIN_FILE = 'src/main.ts';
+/** The roles file `core init` writes; no other command edits it. */
+export const POLICIES_FILE = 'src/policies.json';
 export const MANIFEST_SCHEMA_FILE = 'src/apps/resource.schema.json';
 
 export function appDir(module: string): string {

@@ -3,6 +3,7 @@
  * `$schema` ("../resource.schema.json") so editors complete and check manifests. Written from the
  * CLI's own schema by `core startapp` and `core generate`, so it follows the CLI's version.
  */
+import { jsonText } from '../engine/json.js';
 import { ManifestSchema } from '../manifest/schema.js';
 import { MANIFEST_SCHEMA_FILE } from './root.js';
 
@@ -13,5 +14,5 @@ export function manifestSchemaFile(): { path: string; content: string } {
     title: 'Core resource manifest',
     ...ManifestSchema,
   };
-  return { path: MANIFEST_SCHEMA_FILE, content: `${JSON.stringify(schema, null, 2)}\n` };
+  return { path: MANIFEST_SCHEMA_FILE, content: jsonText(schema) };
 }

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FieldSpec, Manifest } from '../manifest/schema.js';
+import { jsonText } from '../engine/json.js';
 import { pascal, singular } from '../engine/names.js';
 import { repoPath } from './repo.js';
 
@@ -50,7 +51,7 @@ export function manifestWithFields(module: string, fields: Record<string, FieldS
   return { ...resourceHeader(module), fields: { id: { type: 'uuid', primary: true }, ...fields } };
 }
 
-/** The manifest as written to disk: two-space JSON and a final newline. */
+/** The manifest as written to disk: JSON as the project's formatter leaves it, with a final newline. */
 export function manifestText(manifest: Manifest): string {
-  return `${JSON.stringify(manifest, null, 2)}\n`;
+  return jsonText(manifest);
 }

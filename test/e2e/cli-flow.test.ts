@@ -176,6 +176,7 @@ describe('core init → startapp --template → run → generate → run again',
       expect(result.code, result.stderr).toBe(0);
       expect(lines(result.stdout).filter((line) => line.startsWith('CREATE') || line.startsWith('UPDATE'))).toEqual([
         'CREATE    src/apps/resource.schema.json',
+        'CREATE    src/apps/tasks/config.ts',
         'CREATE    src/apps/tasks/models.ts',
         'CREATE    src/apps/tasks/plugin.ts',
         'CREATE    src/apps/tasks/repositories.ts',

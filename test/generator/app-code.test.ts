@@ -1,10 +1,13 @@
 /**
  * The two formatting helpers every generated file goes through: the width-aware expression printer
- * (generated code is formatted by construction, no formatter runs) and the import collector.
+ * (generated code is formatted by construction, no formatter runs) and the import collector; and the
+ * example role with a row filter that `core startapp` prints.
  */
 import { describe, expect, it } from 'vitest';
 import { array, call, chain, literal, print, property, str, WIDTH } from '../../generator/engine/code.js';
 import { Imports } from '../../generator/engine/imports.js';
+import { rowFilterExample } from '../../generator/generators/app/row-filter-example.js';
+import type { Manifest } from '../../generator/manifest/schema.js';
 
 const literals = (n: number, prefix = 'value') =>
   array(Array.from({ length: n }, (_, i) => call('Type.Literal', str(`${prefix}_${i}`))));
@@ -21,6 +24,20 @@ describe('print', () => {
     ['a chain', chain(call('p.string'), ['length', '255'], ['index']), 'p.string().length(255).index()'],
   ])('%s on one line when it fits', (_case, expr, expected) => {
     expect(print(expr, 0)).toBe(expected);
+  });
+
+  it('breaks a chain of more than two calls taking a function, one call per line, as Biome does', () => {
+    const uuid = chain(call('p.uuid'), ['primary'], ['onCreate', '() => randomUUID()']);
+    expect(property('id', uuid, 2)).toBe(
+      ['  id: p', '    .uuid()', '    .primary()', '    .onCreate(() => randomUUID()),'].join('\n'),
+    );
+    // Two calls, or no function: one line.
+    expect(property('at', chain(call('p.datetime'), ['onCreate', '() => new Date()']), 2)).toBe(
+      '  at: p.datetime().onCreate(() => new Date()),',
+    );
+    expect(property('title', chain(call('p.string'), ['length', '255'], ['index']), 2)).toBe(
+      '  title: p.string().length(255).index(),',
+    );
   });
 
   it('hugs a trailing array argument when the line is too long, one element per line', () => {
@@ -72,5 +89,38 @@ describe('Imports', () => {
       ...[...names].sort().map((n) => `  ${n},`),
       "} from './schemas.js';",
     ]);
+  });
+});
+
+describe('rowFilterExample (what `core startapp` prints and the project README shows)', () => {
+  const manifest = (fields: Manifest['fields']): Manifest => ({ name: 'notes', entity: 'Note', fields });
+  const id = { type: 'uuid', primary: true } as const;
+
+  it.each([
+    ['an owner_id field', { id, title: { type: 'string' }, owner_id: { type: 'string' } }, 'owner_id', true],
+    ['an author_id uuid', { id, author_id: { type: 'uuid' } }, 'author_id', true],
+    [
+      'owner_id preferred over user_id',
+      { id, user_id: { type: 'string' }, owner_id: { type: 'uuid' } },
+      'owner_id',
+      true,
+    ],
+    [
+      'no field that could hold an owner: owner_id to add',
+      { id, assignee_email: { type: 'string' } },
+      'owner_id',
+      false,
+    ],
+    ['an integer user_id does not compare with the sub claim', { id, user_id: { type: 'integer' } }, 'owner_id', false],
+  ] as const)('%s', (_case, fields, field, present) => {
+    const example = rowFilterExample(manifest(fields as Manifest['fields']));
+    expect({ field: example.field, present: example.present }).toEqual({ field, present });
+    expect(JSON.parse(`{${example.role.join('\n')}}`)).toEqual({
+      member: {
+        permissions: ['notes:*'],
+        restricted_fields: [],
+        row_filters: { notes: [{ field, op: 'eq', value: { $claim: 'sub' } }] },
+      },
+    });
   });
 });

@@ -3,7 +3,9 @@
  * apps), every field type, the minimal app and a versioned one, generated into one temporary project that uses this
  * repository's node_modules and the runtime's source (`@core/runtime` → runtime/src/index.ts). One
  * `tsc --noEmit` with the project's own tsconfig, then the project's generated endpoint tests (vitest,
- * in-memory SQLite) — what `npm test` runs in a real project.
+ * in-memory SQLite) — what `npm test` runs in a real project. Also the projects of the previous
+ * generator after their one-time upgrade by `core generate` (the `upgrade-*` golden cases), side by
+ * side in a second folder under one tsconfig.
  */
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -14,12 +16,31 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextSchema, SYSTEM_CONTEXT } from '@core/runtime';
 import { render } from '../../generator/engine/render.js';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { GOLDEN_DIR, runGoldenCase } from './golden-runner.js';
+import { GOLDEN_DIR, readCase, runGoldenCase } from './golden-runner.js';
 
 const GRAPH = ['projects', 'tasks', 'comments', 'labels', 'users', 'profiles'];
 const OTHERS = ['samples', 'notes', 'documents'];
 const RUNTIME_ENTRY = join(REPO_ROOT, 'runtime/src/index.ts');
+const UPGRADES = ['upgrade-relation-graph', 'upgrade-tasks-template'];
 const root = mkdtempSync(join(tmpdir(), 'core-app-typecheck-'));
+const upgraded = mkdtempSync(join(tmpdir(), 'core-app-upgraded-'));
+
+/** package.json, a tsconfig of the project template (`include` replaced when given) and node_modules. */
+function makeProject(dir: string, include?: string[]): void {
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'typecheck', private: true, type: 'module' }, null, 2)}\n`,
+  );
+  const tsconfig = JSON.parse(render('project/tsconfig.json.hbs', {})) as {
+    compilerOptions: Record<string, unknown>;
+    include: string[];
+  };
+  tsconfig.compilerOptions.noEmit = true;
+  tsconfig.compilerOptions.paths = { '@core/runtime': [RUNTIME_ENTRY] };
+  if (include) tsconfig.include = include;
+  writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+}
 
 beforeAll(async () => {
   cpSync(join(GOLDEN_DIR, 'relation-graph/input'), root, { recursive: true });
@@ -30,30 +51,34 @@ beforeAll(async () => {
   cpSync(join(GOLDEN_DIR, 'versioned/input/src/apps/documents'), join(root, 'src/apps/documents'), { recursive: true });
   await runGoldenCase(root, { description: '', command: 'startapp', apps: [...GRAPH, ...OTHERS] });
 
-  writeFileSync(
-    join(root, 'package.json'),
-    `${JSON.stringify({ name: 'typecheck', private: true, type: 'module' }, null, 2)}\n`,
-  );
-  const tsconfig = JSON.parse(render('project/tsconfig.json.hbs', {})) as { compilerOptions: Record<string, unknown> };
-  tsconfig.compilerOptions.noEmit = true;
-  tsconfig.compilerOptions.paths = { '@core/runtime': [RUNTIME_ENTRY] };
-  writeFileSync(join(root, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  makeProject(root);
   writeFileSync(
     join(root, 'vitest.config.ts'),
     `import { defineConfig } from 'vitest/config';\n\nexport default defineConfig({ resolve: { alias: { '@core/runtime': ${JSON.stringify(RUNTIME_ENTRY)} } } });\n`,
   );
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
+
+  for (const name of UPGRADES) {
+    cpSync(join(GOLDEN_DIR, name, 'input'), join(upgraded, name), { recursive: true });
+    await runGoldenCase(join(upgraded, name), readCase(name));
+  }
+  makeProject(
+    upgraded,
+    UPGRADES.flatMap((name) => [`${name}/src`, `${name}/test`]),
+  );
 }, 60_000);
 
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  rmSync(upgraded, { recursive: true, force: true });
+});
 
 /** Runs a node script of the repository's node_modules in the project; resolves with its exit code and output. */
-function run(script: string, args: string[]): Promise<{ code: number; output: string }> {
+function run(script: string, args: string[], cwd = root): Promise<{ code: number; output: string }> {
   // Without this runner's VITEST_* variables, which would make the inner vitest think it is a worker.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('VITEST')));
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', script), ...args], {
-      cwd: root,
+      cwd,
       env: { ...env, NO_COLOR: '1' },
     });
     let output = '';
@@ -94,6 +119,15 @@ describe('generated apps in a project', () => {
     expect(tsc.output.trim()).toBe('');
     expect(tsc.code).toBe(0);
     expect(readFileSync(join(root, 'src/main.ts'), 'utf8')).toContain('kernel.addPlugin(new ProfilesPlugin());');
+  }, 120_000);
+
+  it('type-check after the one-time upgrade of projects of the previous generator', async () => {
+    expect(readFileSync(join(upgraded, 'upgrade-tasks-template/src/apps/tasks/routers.ts'), 'utf8')).toContain(
+      "import { routerConfig } from './config.js';",
+    );
+    const tsc = await run('typescript/bin/tsc', ['--noEmit', '-p', 'tsconfig.json'], upgraded);
+    expect(tsc.output.trim()).toBe('');
+    expect(tsc.code).toBe(0);
   }, 120_000);
 
   it('pass their own generated endpoint tests (every field type, the minimal app, the versioned app)', async () => {

@@ -1,13 +1,22 @@
 /**
- * `syncMembers`: the ts-morph edit that keeps a user-owned router / repository in step with the
- * manifest. It must change exactly the initializer (or member) concerned, keep every other byte,
- * leave values the user computes alone, and change nothing on a second run.
+ * `upgradeMembers`: the one-time ts-morph edit that makes a router / repository written by the
+ * previous generator (manifest values in the file, edited by every `core generate`) read them from
+ * the generated `config.ts`. It must switch exactly the members still holding the manifest's value,
+ * keep and report the ones the user set otherwise, and leave every other byte as it was.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { syncMembers, type SyncRequest } from '../../generator/ast/sync-members.js';
+import { upgradeMembers, type UpgradeRequest } from '../../generator/ast/upgrade-members.js';
+import { GOLDEN_DIR, readCase, runGoldenCase } from './golden-runner.js';
+
+const PREVIOUS = /^\/\/ `core generate` only keeps .* in step with the manifest\.(?=\r?$)/m;
 
 const ROUTER = `// mine
+// \`core generate\` only keeps \`prefix\`, \`tags\` and \`exposeSchemas\` in step with the manifest.
 import { BaseRouter } from '@core/runtime';
+import { Task } from './models.js';
 
 /** My router. */
 export class TaskRouter extends BaseRouter<C, U> {
@@ -22,114 +31,169 @@ export class TaskRouter extends BaseRouter<C, U> {
 }
 `;
 
-const routerSync = (prefix: string, tags: string[], exposeSchemas: boolean): SyncRequest => ({
+const UPGRADED = `// mine
+// new banner
+import { BaseRouter } from '@core/runtime';
+import { routerConfig } from './config.js';
+import { Task } from './models.js';
+
+/** My router. */
+export class TaskRouter extends BaseRouter<C, U> {
+  readonly model = Task;
+  readonly prefix = routerConfig.prefix; // keep this comment
+  override readonly tags = routerConfig.tags;
+  override readonly exposeSchemas = routerConfig.exposeSchemas;
+
+  protected override routes(app: FastifyInstance): void {
+    super.routes(app);
+  }
+}
+`;
+
+const routerRequest = (prefix: string, tags: string[], exposeSchemas: boolean): UpgradeRequest => ({
   className: 'TaskRouter',
   properties: [
-    { name: 'prefix', value: prefix, declaration: [`readonly prefix: string = '${prefix}';`] },
-    { name: 'tags', value: tags, declaration: [`override readonly tags = ${JSON.stringify(tags)};`] },
+    {
+      name: 'prefix',
+      value: prefix,
+      reference: 'routerConfig.prefix',
+      declaration: ['readonly prefix = routerConfig.prefix;'],
+    },
+    {
+      name: 'tags',
+      value: tags,
+      reference: 'routerConfig.tags',
+      declaration: ['override readonly tags = routerConfig.tags;'],
+    },
     {
       name: 'exposeSchemas',
       value: exposeSchemas,
-      declaration: [`override readonly exposeSchemas: boolean = ${exposeSchemas};`],
+      reference: 'routerConfig.exposeSchemas',
+      declaration: ['override readonly exposeSchemas = routerConfig.exposeSchemas;'],
     },
   ],
+  binding: 'routerConfig',
+  from: './config.js',
+  banner: { previous: PREVIOUS, replacement: '// new banner' },
 });
 
-const REPOSITORY = `export class TaskRepository extends BaseRepository<Task, C, U> {
+const REPOSITORY = `// \`core generate\` only keeps \`relationKeys\` and the \`reader\` limits in step with the manifest.
+import { BaseRepository } from '@core/runtime';
+import { Task } from './models.js';
+
+export class TaskRepository extends BaseRepository<Task, C, U> {
   constructor() {
     super({ model: Task });
   }
 }
 `;
 
-const KEYS_DOC = '/** keys */';
-const repositorySync = (
-  relationKeys: Record<string, string> | undefined,
-  reader: Record<string, number> | undefined,
-): SyncRequest => ({
+const repositoryRequest = (relationKeys: Record<string, string>, reader: Record<string, number>): UpgradeRequest => ({
   className: 'TaskRepository',
   properties: [
     {
       name: 'relationKeys',
       value: relationKeys,
-      declaration: relationKeys ? [KEYS_DOC, `protected override readonly relationKeys = { labels: 'tag_ids' };`] : [],
+      reference: 'repositoryConfig.relationKeys',
+      declaration: ['/** keys */', 'protected override readonly relationKeys = repositoryConfig.relationKeys;'],
+      previousDoc: '/** old keys */',
+      doc: '/** keys */',
     },
   ],
-  superArgument: [{ name: 'reader', value: reader }],
+  superArgument: [{ name: 'reader', value: reader, reference: 'repositoryConfig.reader' }],
+  binding: 'repositoryConfig',
+  from: './config.js',
+  banner: { previous: PREVIOUS, replacement: '// new banner' },
 });
 
-describe('syncMembers', () => {
-  it.each([
-    ['same values written differently (double quotes): nothing changes', routerSync('/tasks', ['tasks'], true), ROUTER],
-    [
-      'a new prefix replaces only the initializer',
-      routerSync('/todo', ['tasks'], true),
-      ROUTER.replace("'/tasks'; // keep", "'/todo'; // keep"),
-    ],
-    [
-      'new tags and exposeSchemas',
-      routerSync('/tasks', ['tasks', 'planning'], false),
-      ROUTER.replace('["tasks"]', "['tasks', 'planning']").replace('boolean = true', 'boolean = false'),
-    ],
-  ])('router: %s', (_case, request, expected) => {
-    const { content, problems } = syncMembers(ROUTER, request);
-    expect(problems).toEqual([]);
-    expect(content).toBe(expected);
-    expect(syncMembers(content, request).content).toBe(content);
+describe('upgradeMembers: a router', () => {
+  it('switches the values still equal to the manifest (however written), adds the import, replaces the banner', () => {
+    expect(upgradeMembers(ROUTER, routerRequest('/tasks', ['tasks'], true))).toEqual({
+      content: UPGRADED,
+      kept: [],
+      problems: [],
+    });
   });
 
-  it('leaves an initializer that is not a literal, or a getter, to the user', () => {
-    const computed = ROUTER.replace("'/tasks'; // keep", "process.env.PREFIX ?? '/tasks'; // keep").replace(
-      '  override readonly tags = ["tasks"];\n',
-      '  override get tags(): string[] {\n    return ["x"];\n  }\n',
+  it('keeps and reports a value set by hand: another literal, an expression, a getter', () => {
+    const edited = ROUTER.replace("'/tasks'; // keep", "'/api/tasks'; // keep")
+      .replace('boolean = true', "boolean = process.env.SCHEMAS === '1'")
+      .replace(
+        '  override readonly tags = ["tasks"];\n',
+        '  override get tags(): string[] {\n    return ["x"];\n  }\n',
+      );
+    const { content, kept } = upgradeMembers(edited, routerRequest('/tasks', ['tasks'], true));
+    expect(kept).toEqual([
+      "prefix = '/api/tasks' (the manifest says '/tasks')",
+      'tags (computed in the class)',
+      "exposeSchemas = process.env.SCHEMAS === '1' (the manifest says true)",
+    ]);
+    // Only the banner changes; no import, since nothing reads config.ts.
+    expect(content).toBe(edited.replace(/^\/\/ `core generate`.*$/m, '// new banner'));
+  });
+
+  it('adds a missing member after the last property, and the binding to an import of config.js there is', () => {
+    const without = ROUTER.replace('  override readonly exposeSchemas: boolean = true;\n', '').replace(
+      "import { Task } from './models.js';",
+      "import { Task } from './models.js';\nimport { other } from './config.js';",
     );
-    expect(syncMembers(computed, routerSync('/todo', ['y'], true)).content).toBe(computed);
+    const { content } = upgradeMembers(without, routerRequest('/tasks', ['tasks'], true));
+    expect(content).toBe(
+      UPGRADED.replace("import { routerConfig } from './config.js';\n", '').replace(
+        "import { Task } from './models.js';",
+        "import { Task } from './models.js';\nimport { other, routerConfig } from './config.js';",
+      ),
+    );
   });
 
-  it('adds a missing property after the last one, with the indentation of the class', () => {
-    const without = ROUTER.replace('  override readonly exposeSchemas: boolean = true;\n', '');
-    expect(syncMembers(without, routerSync('/tasks', ['tasks'], true)).content).toBe(ROUTER);
+  it('keeps CRLF line ends', () => {
+    const crlf = ROUTER.replace(/\n/g, '\r\n');
+    expect(upgradeMembers(crlf, routerRequest('/tasks', ['tasks'], true)).content).toBe(
+      UPGRADED.replace(/\n/g, '\r\n'),
+    );
   });
+});
 
-  it.each([
-    [
-      'relationKeys inserted before the constructor',
-      { labels: 'tag_ids' },
-      undefined,
-      `export class TaskRepository extends BaseRepository<Task, C, U> {
-  ${KEYS_DOC}
-  protected override readonly relationKeys = { labels: 'tag_ids' };
+describe('upgradeMembers: a repository', () => {
+  it('adds relationKeys before the constructor and reader to the super options', () => {
+    expect(upgradeMembers(REPOSITORY, repositoryRequest({}, {})).content).toBe(`// new banner
+import { BaseRepository } from '@core/runtime';
+import { repositoryConfig } from './config.js';
+import { Task } from './models.js';
+
+export class TaskRepository extends BaseRepository<Task, C, U> {
+  /** keys */
+  protected override readonly relationKeys = repositoryConfig.relationKeys;
 
   constructor() {
-    super({ model: Task });
+    super({ model: Task, reader: repositoryConfig.reader });
   }
 }
-`,
-    ],
-    [
-      'reader added to the super options',
-      undefined,
-      { defaultLimit: 20 },
-      REPOSITORY.replace('{ model: Task }', '{ model: Task, reader: { defaultLimit: 20 } }'),
-    ],
-  ])('repository: %s, and removed again when the manifest drops it', (_case, keys, reader, expected) => {
-    const added = syncMembers(REPOSITORY, repositorySync(keys, reader));
-    expect(added.content).toBe(expected);
-    expect(syncMembers(added.content, repositorySync(keys, reader)).content).toBe(expected);
-    expect(syncMembers(added.content, repositorySync(undefined, undefined)).content).toBe(REPOSITORY);
+`);
   });
 
-  it('updates a reader in a multi-line super call, keeping its layout', () => {
-    const multiline = REPOSITORY.replace(
-      'super({ model: Task });',
-      'super({\n      model: Task,\n      reader: { defaultLimit: 20 },\n    });',
+  it('switches existing literals equal to the manifest, with the JSDoc the previous generator wrote, in a multi-line call', () => {
+    const source = REPOSITORY.replace(
+      '  constructor() {\n    super({ model: Task });',
+      "  /** old keys */\n  protected override readonly relationKeys = { labels: 'tag_ids' };\n\n  constructor() {\n    super({\n      model: Task,\n      reader: { maxLimit: 90, defaultLimit: 30 },\n    });",
     );
-    expect(syncMembers(multiline, repositorySync(undefined, { defaultLimit: 30, maxLimit: 90 })).content).toBe(
-      multiline.replace('reader: { defaultLimit: 20 }', 'reader: { defaultLimit: 30, maxLimit: 90 }'),
+    const { content, kept } = upgradeMembers(
+      source,
+      repositoryRequest({ labels: 'tag_ids' }, { defaultLimit: 30, maxLimit: 90 }),
     );
-    expect(syncMembers(multiline, repositorySync(undefined, undefined)).content).toBe(
-      multiline.replace('\n      reader: { defaultLimit: 20 },', ''),
+    expect(kept).toEqual([]);
+    expect(content).toContain(
+      '  /** keys */\n  protected override readonly relationKeys = repositoryConfig.relationKeys;\n',
     );
+    expect(content).toContain('    super({\n      model: Task,\n      reader: repositoryConfig.reader,\n    });');
+  });
+
+  it('keeps page sizes set by hand', () => {
+    const source = REPOSITORY.replace('{ model: Task }', '{ model: Task, reader: { maxLimit: 10 } }');
+    const { content, kept } = upgradeMembers(source, repositoryRequest({}, { maxLimit: 100 }));
+    expect(kept).toEqual(['reader = { maxLimit: 10 } (the manifest says { maxLimit: 100 })']);
+    expect(content).toContain('super({ model: Task, reader: { maxLimit: 10 } });');
+    expect(content).toContain('protected override readonly relationKeys = repositoryConfig.relationKeys;');
   });
 
   it.each([
@@ -139,10 +203,38 @@ describe('syncMembers', () => {
       REPOSITORY.replace('super({ model: Task })', 'super(Task)'),
       'no `super({ ... })` call in the constructor of TaskRepository',
     ],
-  ])('reports what it cannot apply when %s, changing nothing', (_case, source, problem) => {
-    expect(syncMembers(source, repositorySync(undefined, { defaultLimit: 20 }))).toEqual({
+  ])('reports what it cannot do when %s, changing nothing', (_case, source, problem) => {
+    expect(upgradeMembers(source, repositoryRequest({}, {}))).toEqual({
       content: source,
+      kept: [],
       problems: [problem],
     });
+  });
+});
+
+describe('core generate over an app of the previous generator (generateApp, as the CLI runs it)', () => {
+  it('reports a file it cannot upgrade as SKIP, saying what to write by hand, and leaves it as it is', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'core-upgrade-skip-'));
+    try {
+      cpSync(join(GOLDEN_DIR, 'upgrade-tasks-template/input'), root, { recursive: true });
+      const file = join(root, 'src/apps/tasks/repositories.ts');
+      const renamed = readFileSync(file, 'utf8').replace('super({ model: Task })', 'super(Task)');
+      writeFileSync(file, renamed);
+
+      const changes = await runGoldenCase(root, readCase('upgrade-tasks-template'));
+
+      expect(changes.find((c) => c.path === 'src/apps/tasks/repositories.ts')).toEqual({
+        path: 'src/apps/tasks/repositories.ts',
+        kind: 'SKIP',
+        reason:
+          'no `super({ ... })` call in the constructor of TaskRepository: core cannot move relationKeys and reader to config.ts; ' +
+          "set relationKeys = repositoryConfig.relationKeys, reader = repositoryConfig.reader by hand (import { repositoryConfig } from './config.js') " +
+          'and drop the header line saying `core generate` keeps them in step',
+      });
+      expect(readFileSync(file, 'utf8')).toBe(renamed);
+      expect(changes.find((c) => c.path === 'src/apps/tasks/routers.ts')?.kind).toBe('UPDATE');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { core, lines, snapshot, tempDir } from '../helpers/cli.js';
+import { core, lines, REPO_ROOT, snapshot, tempDir } from '../helpers/cli.js';
 
 const SLOW = 180_000;
 const dir = tempDir('core-generate-');
@@ -36,7 +36,8 @@ async function withManifest(
   }
 }
 
-const APP_FILES = ['models.ts', 'plugin.ts', 'repositories.ts', 'routers.ts', 'schemas.ts', 'services.ts'];
+const APP_FILES = ['config.ts', 'models.ts', 'plugin.ts', 'repositories.ts', 'routers.ts', 'schemas.ts', 'services.ts'];
+const USER_FILES = ['plugin.ts', 'repositories.ts', 'routers.ts', 'services.ts'];
 /** Every file `core generate` writes for the two apps, in the order it prints them. */
 const ALL_FILES = [
   ...APP_FILES.map((f) => `src/apps/projects/${f}`),
@@ -92,6 +93,63 @@ describe('core generate', () => {
       expect(result.stderr).toMatch(/warning: no migration written/);
     });
     expect((await core(['generate'], { cwd: project })).stdout).toContain('UPDATE    src/apps/tasks/models.ts');
+  });
+
+  it('a change of prefix, tags and pagination reaches config.ts; the user-owned files stay byte for byte', async () => {
+    const before = USER_FILES.map((f) => read(`src/apps/tasks/${f}`));
+    await withManifest(
+      (m) => {
+        m.prefix = '/todo';
+        m.tags = ['planning'];
+        m.pagination = { default_limit: 5, max_limit: 50 };
+      },
+      async () => {
+        const result = await core(['generate', 'tasks'], { cwd: project });
+        expect(result.code, result.stderr).toBe(0);
+        const out = lines(result.stdout);
+        expect(out).toContain('UPDATE    src/apps/tasks/config.ts');
+        for (const f of USER_FILES) expect(out).toContain(`UNCHANGED src/apps/tasks/${f}`);
+        expect(USER_FILES.map((f) => read(`src/apps/tasks/${f}`))).toEqual(before);
+        expect(read('src/apps/tasks/config.ts')).toContain(
+          "export const routerConfig = { prefix: '/todo', tags: ['planning'], exposeSchemas: true };",
+        );
+        expect(read('src/apps/tasks/config.ts')).toContain('reader: { defaultLimit: 5, maxLimit: 50 }');
+      },
+    );
+    expect((await core(['generate', 'tasks'], { cwd: project })).stdout).toContain(
+      'UPDATE    src/apps/tasks/config.ts',
+    );
+  });
+
+  it('upgrades an app of the previous generator once: values to config.ts, a prefix set by hand kept and reported', async () => {
+    // The starter app as the previous generator wrote it, its prefix changed by hand (a golden case's input).
+    const previous = join(REPO_ROOT, 'fixtures/golden/upgrade-tasks-template/input/src/apps/tasks');
+    const upgraded = join(REPO_ROOT, 'fixtures/golden/upgrade-tasks-template/expected/src/apps/tasks');
+    const fresh = ['routers.ts', 'repositories.ts'].map((f) => [f, read(`src/apps/tasks/${f}`)] as const);
+    for (const [f] of fresh) writeFileSync(path(`src/apps/tasks/${f}`), readFileSync(join(previous, f), 'utf8'));
+    rmSync(path('src/apps/tasks/config.ts'));
+    try {
+      const result = await core(['generate', 'tasks', '--no-migration'], { cwd: project });
+      expect(result.code, result.stderr).toBe(0);
+      const out = lines(result.stdout);
+      expect(out).toContain('CREATE    src/apps/tasks/config.ts');
+      expect(out).toContain(
+        'UPDATE    src/apps/tasks/repositories.ts: relationKeys and reader now come from config.ts (a one-time change: `core generate` no longer edits this file)',
+      );
+      expect(out).toContain(
+        "UPDATE    src/apps/tasks/routers.ts: prefix, tags and exposeSchemas now come from config.ts (a one-time change: `core generate` no longer edits this file); kept as set here: prefix = '/api/tasks' (the manifest says '/tasks') — read it from routerConfig to follow the manifest",
+      );
+      for (const f of ['config.ts', 'routers.ts', 'repositories.ts'])
+        expect(read(`src/apps/tasks/${f}`), f).toBe(readFileSync(join(upgraded, f), 'utf8'));
+      expect(read('src/apps/tasks/routers.ts')).toContain("readonly prefix: string = '/api/tasks';");
+
+      const again = await core(['generate', 'tasks', '--no-migration'], { cwd: project });
+      expect(lines(again.stdout).filter((line) => !line.startsWith('UNCHANGED'))).toEqual([
+        `${APP_FILES.length + 2} unchanged`,
+      ]);
+    } finally {
+      for (const [f, content] of fresh) writeFileSync(path(`src/apps/tasks/${f}`), content);
+    }
   });
 
   it('leaves a hand-edited generated file untouched and says CONFLICT (exit 2)', async () => {

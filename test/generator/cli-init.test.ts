@@ -46,11 +46,13 @@ describe('core init <name> --no-install', () => {
     expect(files).toEqual(
       [
         '.dockerignore',
+        '.editorconfig',
         '.env',
         '.env.example',
         '.gitignore',
         'Dockerfile',
         'README.md',
+        'biome.json',
         'compose.yaml',
         'dev.db',
         'package.json',
@@ -231,6 +233,40 @@ describe('core init <name> --no-install', () => {
   it('says what to do next, with the CLI the project installs', () => {
     expect(stdout).toMatch(/cd demo\n\s+npm install\n\s+npx core startapp tasks --template\n\s+npx core run/);
     expect(read('README.md')).toContain('npx core generate');
+  });
+
+  it("gets the repository's formatter settings, Biome at the repository's version, and lint / format scripts", () => {
+    // The repository's biome.json without what only concerns its own folders (and with the folders
+    // other tools write in a project), and the same .editorconfig.
+    const root = JSON.parse(readFileSync(join(REPO_ROOT, 'biome.json'), 'utf8')) as Record<string, unknown>;
+    const { overrides: _repositoryFolders, files: _files, ...settings } = root;
+    expect(JSON.parse(read('biome.json'))).toEqual({
+      ...settings,
+      files: { includes: ['**', '!**/dist', '!**/node_modules', '!**/*.md', '!migrations', '!src/client'] },
+    });
+    expect(read('.editorconfig')).toBe(readFileSync(join(REPO_ROOT, '.editorconfig'), 'utf8'));
+    const pkg = JSON.parse(read('package.json')) as PackageJson;
+    const repository = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as PackageJson;
+    expect(pkg.devDependencies['@biomejs/biome']).toBe(repository.devDependencies['@biomejs/biome']);
+    expect(pkg.scripts).toMatchObject({ lint: 'biome check .', format: 'biome format --write .' });
+  });
+
+  it('is formatted as its own biome.json says: biome check finds nothing', () => {
+    const biome = join(REPO_ROOT, 'node_modules/@biomejs/biome/bin/biome');
+    const result = spawnSync(process.execPath, [biome, 'check', '--colors=off', '.'], {
+      cwd: project,
+      encoding: 'utf8',
+    });
+    expect(`${result.stdout}${result.stderr}`).toMatch(/Checked \d+ files in .*\. No fixes applied\./);
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
+  });
+
+  it('shows in the README a role that confines users to their own rows, with the field the starter lacks', () => {
+    const readme = read('README.md');
+    expect(readme).toContain(
+      '"row_filters": { "tasks": [{ "field": "owner_id", "op": "eq", "value": { "$claim": "sub" } }] }',
+    );
+    expect(readme).toContain('The starter `tasks` has no such field: add one to its manifest first');
   });
 });
 

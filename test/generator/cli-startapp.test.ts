@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,10 +20,12 @@ const count = (text: string, needle: string) => text.split(needle).length - 1;
 
 describe('core startapp', () => {
   let mainBefore: string;
+  let policiesBefore: string;
   let tasks: Awaited<ReturnType<typeof core>>;
 
   beforeAll(async () => {
     mainBefore = read('src/main.ts');
+    policiesBefore = read('src/policies.json');
     tasks = await core(['startapp', 'tasks', '--template'], { cwd: join(project, 'src') }); // from a subfolder: the root is found upward
   });
 
@@ -43,8 +46,9 @@ describe('core startapp', () => {
     };
     expect(schema.required).toEqual(['name', 'entity', 'fields']);
     expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['name', 'entity', 'fields', 'relations']));
-    expect(lines(tasks.stdout).slice(0, 10)).toEqual([
+    expect(lines(tasks.stdout).slice(0, 11)).toEqual([
       'CREATE    src/apps/resource.schema.json',
+      'CREATE    src/apps/tasks/config.ts',
       'CREATE    src/apps/tasks/models.ts',
       'CREATE    src/apps/tasks/plugin.ts',
       'CREATE    src/apps/tasks/repositories.ts',
@@ -55,6 +59,44 @@ describe('core startapp', () => {
       'UPDATE    src/main.ts',
       'CREATE    test/apps/tasks.test.ts',
     ]);
+  });
+
+  it('prints an example role confining users to their own rows, and leaves src/policies.json alone', () => {
+    const out = lines(tasks.stdout);
+    const from = out.indexOf(
+      'To confine users to their own tasks, add a role like this to "roles" in src/policies.json (core never edits it):',
+    );
+    expect(from).toBeGreaterThan(0);
+    expect(out.slice(from + 1, from + 8)).toEqual([
+      '  "member": {',
+      '    "permissions": ["tasks:*"],',
+      '    "restricted_fields": [],',
+      '    "row_filters": { "tasks": [{ "field": "owner_id", "op": "eq", "value": { "$claim": "sub" } }] }',
+      '  }',
+      'A member then reaches only the tasks whose owner_id equals the sub of their token, and what they create gets it from the token (try it: `core token --role member --sub <id>`).',
+      // The starter task has no owner field: the example names one to add.
+      'tasks has no field that could hold an owner: add one to src/apps/tasks/tasks.resource.json first, e.g. "owner_id": { "type": "string", "max_length": 255 }, holding the user\'s id (the token\'s sub).',
+    ]);
+    const role = JSON.parse(`{${out.slice(from + 1, from + 6).join('')}}`) as Record<string, unknown>;
+    expect(role).toEqual({
+      member: {
+        permissions: ['tasks:*'],
+        restricted_fields: [],
+        row_filters: { tasks: [{ field: 'owner_id', op: 'eq', value: { $claim: 'sub' } }] },
+      },
+    });
+    expect(read('src/policies.json')).toBe(policiesBefore);
+  });
+
+  it("writes what the project's formatter leaves as it is: biome check finds nothing", () => {
+    // The manifest, the manifest JSON Schema and the modules, next to the files `core init` wrote.
+    const biome = join(REPO_ROOT, 'node_modules/@biomejs/biome/bin/biome');
+    const result = spawnSync(process.execPath, [biome, 'check', '--colors=off', '.'], {
+      cwd: project,
+      encoding: 'utf8',
+    });
+    expect(`${result.stdout}${result.stderr}`).toMatch(/Checked \d+ files in .*\. No fixes applied\./);
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
   });
 
   it('warns that no migration was written in a project without node_modules', () => {

@@ -23,7 +23,7 @@ import {
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
 const FIXTURE_SRC = join(import.meta.dirname, '../../fixtures/apps/tasks/src');
 const FIXTURE_APP = join(FIXTURE_SRC, 'apps/tasks');
-const APP_MODULES = ['models', 'schemas', 'repositories', 'services', 'routers', 'plugin'];
+const APP_MODULES = ['models', 'schemas', 'config', 'repositories', 'services', 'routers', 'plugin'];
 
 describe.each(listCases())('golden case %s', (name) => {
   const spec = readCase(name);

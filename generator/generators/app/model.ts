@@ -26,8 +26,11 @@ export function renderModels(app: AppModel): string {
     const doc = f.spec.description ?? (f.version ? `${VERSION_DESCRIPTION}.` : undefined);
     return { name: f.name, type: modelType(f), ...(doc ? { doc } : {}) };
   });
-  const builders: string[] = app.fields.map((f) => line(f.name, modelBuilder(f)));
   const version = app.fields.find((f) => f.version);
+  // With options after it, the builders object is not the last argument and cannot hug the call:
+  // every argument goes on its own line, the builders one level deeper.
+  const indent = version ? 4 : 2;
+  const builders: string[] = app.fields.map((f) => line(f.name, modelBuilder(f), indent));
 
   for (const relation of app.relations) {
     const target = relation.target.entity;
@@ -36,7 +39,8 @@ export function renderModels(app: AppModel): string {
     imports.type('@mikro-orm/core', toMany ? 'Collection' : 'Ref');
     const type = toMany ? `Collection<${target}>` : relation.nullable ? `Ref<${target}> | null` : `Ref<${target}>`;
     declared.push({ name: relation.name, type, doc: relationDoc(app, relation) });
-    builders.push(line(relation.name, `() => ${print(relationBuilder(relation), 2, relation.name.length + 10, 1)}`));
+    const column = indent + relation.name.length + 8; // after `name: () => `
+    builders.push(line(relation.name, `() => ${print(relationBuilder(relation), indent, column, 1)}`, indent));
   }
 
   return render('app/models.ts.hbs', {
@@ -61,8 +65,8 @@ function banner(app: AppModel): string[] {
   ];
 }
 
-function line(name: string, value: Expr): string {
-  return `  ${name}: ${print(value, 2, name.length + 4, 1)},`;
+function line(name: string, value: Expr, indent: number): string {
+  return `${' '.repeat(indent)}${name}: ${print(value, indent, indent + name.length + 2, 1)},`;
 }
 
 /** `p.manyToOne(Project).ref().index().nullable().deleteRule('set null')` and friends. */

@@ -1,54 +1,41 @@
 /**
- * `routers.ts` (user-owned: written once, then the user's). Its `prefix`, `tags` and `exposeSchemas`
- * come from the manifest and are kept in step by `core generate` (see `routerSync`); they are typed
- * (`readonly prefix: string = …`) so a subclass may change them.
+ * `routers.ts` (user-owned: written once, then the user's; `core generate` never edits it). Its
+ * `prefix`, `tags` and `exposeSchemas` read `routerConfig` of the generated `config.ts`, so they follow
+ * the manifest; a value written here instead is the user's.
  */
-import { literal, print, type Literal } from '../../engine/code.js';
 import { Imports } from '../../engine/imports.js';
 import { render } from '../../engine/render.js';
-import type { SyncRequest } from '../../ast/sync-members.js';
+import { CONFIG_IMPORT, ROUTER_CONFIG, routerValues } from './config.js';
 import type { AppModel } from './normalize.js';
 import { userBanner } from './repository.js';
 
-interface RouterValue {
-  readonly name: string;
-  readonly value: Literal;
-  /** `readonly prefix: string = ` — everything before the initializer. */
-  readonly head: string;
-}
+/** The router members that read `config.ts`, as the template and the upgrade of an older file write them. */
+export const ROUTER_MEMBERS: Readonly<Record<string, string>> = {
+  prefix: 'readonly prefix',
+  tags: 'override readonly tags',
+  exposeSchemas: 'override readonly exposeSchemas',
+};
 
-function routerValues(app: AppModel): RouterValue[] {
-  return [
-    { name: 'prefix', value: app.prefix, head: 'readonly prefix: string = ' },
-    { name: 'tags', value: [...app.tags], head: 'override readonly tags = ' },
-    { name: 'exposeSchemas', value: app.exposeSchemas, head: 'override readonly exposeSchemas: boolean = ' },
-  ];
+export function routerDeclaration(name: string): string {
+  return `${ROUTER_MEMBERS[name]} = ${ROUTER_CONFIG}.${name};`;
 }
-
-const declaration = ({ head, value }: RouterValue): string => `${head}${print(literal(value), 2, head.length + 2, 1)};`;
 
 export function renderRouter(app: AppModel): string {
   const { names } = app;
   const imports = new Imports()
     .value('@core/runtime', 'BaseRouter')
+    .value(CONFIG_IMPORT, ROUTER_CONFIG)
     .value('./models.js', names.entity)
     .value('./schemas.js', names.createSchema, names.outSchema, names.updateSchema)
     .type('./schemas.js', names.createInput, names.updateInput)
     .value('./services.js', names.service);
   return render('app/routers.ts.hbs', {
-    banner: userBanner(
-      app,
-      '`core generate` only keeps `prefix`, `tags` and `exposeSchemas` in step with the manifest.',
-    ),
+    banner: userBanner(app, ROUTER_BANNER),
     imports: imports.render(),
     names,
-    values: routerValues(app).map(declaration),
+    values: Object.keys(routerValues(app)).map(routerDeclaration),
   });
 }
 
-export function routerSync(app: AppModel): SyncRequest {
-  return {
-    className: app.names.router,
-    properties: routerValues(app).map((v) => ({ name: v.name, value: v.value, declaration: [declaration(v)] })),
-  };
-}
+export const ROUTER_BANNER =
+  '`core generate` never changes it; `prefix`, `tags` and `exposeSchemas` come from the manifest through config.ts.';

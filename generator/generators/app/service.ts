@@ -1,8 +1,9 @@
 /**
  * `services.ts` (user-owned: written once, never edited by `core generate`): the resource's business
- * rules as `BaseService` hooks. With `core startapp --template` it carries the starter task resource's rules
- * (priority normalization before create, a domain event after it); otherwise every hook as an empty, documented
- * stub, so the user sees what exists and with which types.
+ * rules as `BaseService` hooks. Every hook as an empty, documented stub (`templates/app/services.ts.hbs`),
+ * so the user sees what exists and with which types; with `core startapp --template`, the starter task
+ * resource's rules instead (`services.template.ts.hbs`: priority normalization before create, a domain
+ * event after it), a template of its own so the generic one has no starter-specific branch.
  */
 import { Imports } from '../../engine/imports.js';
 import { render } from '../../engine/render.js';
@@ -21,11 +22,10 @@ export function renderService(app: AppModel): string {
   const template = app.template && 'priority' in app.manifest.fields && 'title' in app.manifest.fields;
   if (template) imports.value('@core/runtime', 'domainEvent');
   else imports.type('@core/runtime', 'Id');
-  return render('app/services.ts.hbs', {
+  return render(template ? 'app/services.template.ts.hbs' : 'app/services.ts.hbs', {
     banner: userBanner(app, '`core generate` never changes it: put the business rules of this resource here.'),
     imports: imports.render(),
     names,
-    template,
     row: names.variable,
     createdEvent: `${names.table}.created`,
   });

@@ -4,6 +4,8 @@
  */
 import type { Tree } from '../../engine/tree.js';
 import { render } from '../../engine/render.js';
+import { templateManifest } from '../../project/starter-manifest.js';
+import { EXAMPLE_ROLE, rowFilterExample } from '../app/row-filter-example.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 export const DATABASE_KINDS: readonly DatabaseKind[] = ['sqlite', 'postgres'];
@@ -39,6 +41,18 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     cliTarball: options.cliTarball,
     migrationRunner: MIGRATION_RUNNER,
   };
+  // The README's row filter example is the one `core startapp tasks --template` prints.
+  const example = rowFilterExample(templateManifest('tasks'));
+  const readme = {
+    rowFilterTable: example.table,
+    rowFilterField: example.field,
+    rowFilterRoleName: EXAMPLE_ROLE,
+    rowFilterRole: example.role.join('\n'),
+    rowFilterNote: example.present
+      ? ''
+      : `The starter \`${example.table}\` has no such field: add one to its manifest first (then \`npx core generate\`),\n` +
+        `\`"${example.field}": { "type": "string", "max_length": 255 }\`, holding the id of the user a row belongs to.`,
+  };
   const databaseSection = render(
     options.db === 'sqlite' ? 'project/readme-sqlite.md.hbs' : 'project/readme-postgres.md.hbs',
     data,
@@ -54,6 +68,9 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     ['package.json', 'package.json.hbs'],
     ['tsconfig.json', 'tsconfig.json.hbs'],
     ['tsconfig.build.json', 'tsconfig.build.json.hbs'],
+    // The repository's formatter settings: generated code is written the way they format it.
+    ['biome.json', 'biome.json.hbs'],
+    ['.editorconfig', 'editorconfig.hbs'],
     ['scripts/build.mjs', 'build.mjs.hbs'],
     ['README.md', 'README.md.hbs'],
     // Shipping: the production image, what stays out of it, and N instances on PostgreSQL + NATS.
@@ -62,7 +79,7 @@ export function generateProject(tree: Tree, options: ProjectOptions): void {
     ['compose.yaml', 'compose.yaml.hbs'],
   ];
   for (const [path, template] of files)
-    tree.write(path, render(`project/${template}`, { ...data, databaseSection }), 'refuse');
+    tree.write(path, render(`project/${template}`, { ...data, ...readme, databaseSection }), 'refuse');
 
   // Git keeps no empty folders; the marker keeps `src/apps/` in a fresh clone.
   tree.write('src/apps/.gitkeep', '', 'refuse');
