@@ -66,6 +66,14 @@ describeAccessApp('row filters: reads', {}, (ctx: AccessApp) => {
     }
   });
 
+  it('a row-filtered answer varies on the credentials, so shared caches keep callers apart', async () => {
+    // The lead role restricts no field: its answer differs from another caller's by its rows alone.
+    const res = await ctx.call(w.tokens.aliceLead, 'GET', '/tasks/');
+    expect(res.statusCode).toBe(200);
+    expect(String(res.headers.vary ?? '')).toMatch(/Authorization/);
+    expect(String(res.headers.vary ?? '')).toMatch(/Cookie/);
+  });
+
   it('search: each member sees exactly the tasks it owns, and its own filters narrow within them', async () => {
     expect(idSet((await search(w.tokens.alice)).data)).toEqual(ids(...w.owned.alice));
     expect(idSet((await search(w.tokens.bob)).data)).toEqual(ids(...w.owned.bob));

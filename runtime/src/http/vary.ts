@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import { getContext } from '../context/context.js';
+import { type CoreContext, getContext } from '../context/context.js';
+import { scopingActive } from '../search/row-scope.js';
 
 /**
  * Appends header names to `Vary`, keeping existing values, comparing case-insensitively and never
@@ -32,19 +33,23 @@ function splitVary(current: string | number | string[]): string[] {
 const VARY_ON_CREDENTIALS: readonly string[] = ['Authorization', 'Cookie'];
 
 /**
- * `Vary: Authorization, Cookie` when the active caller has restricted fields: a JSON answer then
- * depends on who asks (masked fields, narrowed schemas), so shared caches must key on the
- * credentials. Call it for JSON responses only; Core's routes do (see `CoreAPIRoute`). Exported for
+ * `Vary: Authorization, Cookie` when the active caller has restricted fields or rows scoped to them
+ * (row filters, or a row scope in code): a JSON answer then depends on who asks (masked fields,
+ * narrowed schemas, other rows), so shared caches must key on the credentials. Call it for JSON responses only; Core's routes do (see `CoreAPIRoute`). Exported for
  * handlers of a Core route that send JSON text themselves (`reply.type('application/json').send(text)`),
  * which Core cannot see.
  */
 export function varyOnCredentials(reply: FastifyReply): void {
-  if (getContext().restrictedFields.size > 0) appendVary(reply, VARY_ON_CREDENTIALS);
+  if (answerDependsOnCaller(getContext())) appendVary(reply, VARY_ON_CREDENTIALS);
+}
+
+function answerDependsOnCaller(ctx: CoreContext): boolean {
+  return ctx.restrictedFields.size > 0 || scopingActive(ctx);
 }
 
 /** `varyOnCredentials` when the reply's content type, as set so far, is JSON (`…json…`, any case). */
 export function varyOnCredentialsIfJson(reply: FastifyReply): void {
-  if (getContext().restrictedFields.size > 0 && /json/i.test(String(reply.getHeader('content-type') ?? ''))) {
+  if (answerDependsOnCaller(getContext()) && /json/i.test(String(reply.getHeader('content-type') ?? ''))) {
     appendVary(reply, VARY_ON_CREDENTIALS);
   }
 }
