@@ -43,6 +43,7 @@ import {
 } from './lib/outbox.js';
 import {
   BUILD_DIR,
+  MEMBER_SUB,
   RESULTS_DIR,
   SAMPLE_COUNT,
   SECRET_KEY,
@@ -136,6 +137,7 @@ const coldStartServers = servers.filter((name) => name !== 'core_info' && name !
 const tokens: Tokens = {
   admin: signToken({ sub: 'bench-admin', roles: ['admin'], expiresIn: '12h' }, SECRET_KEY),
   viewer: signToken({ sub: 'bench-viewer', roles: ['viewer'], expiresIn: '12h' }, SECRET_KEY),
+  member: signToken({ sub: MEMBER_SUB, roles: ['member'], expiresIn: '12h' }, SECRET_KEY),
   many: Array.from({ length: SAMPLE_COUNT }, (_, i) =>
     signToken({ sub: `bench-user-${i}`, roles: ['admin'], expiresIn: '12h' }, SECRET_KEY),
   ),
@@ -226,8 +228,9 @@ function sampleOf(t: SliceTotals, rep: number, server: ServerName, endpoint: str
 
 /**
  * The endpoints in the groups whose slices interleave: the reads of one `group` (the pairs a target
- * compares: by id and its restricted twin; list, its restricted twin and the keyset page), in the
- * order of ENDPOINTS, then the writes, last, so the read endpoints see the same table each time.
+ * compares: by id and its restricted twin; list, its restricted twin and the keyset page; the
+ * row-filtered list and its equivalent search), in the order of ENDPOINTS, then the writes, last, so
+ * the read endpoints see the same table each time.
  */
 function measurementGroups(list: readonly Endpoint[]): Endpoint[][] {
   const groups = new Map<string, Endpoint[]>();

@@ -51,8 +51,12 @@ export const CONNECTIONS = 10;
 /** HS256 key shared by the servers that authenticate and the token signer (≥ 32 chars: production refuses less). */
 export const SECRET_KEY = 'bench-secret-key-0123456789abcdef-0123456789abcdef';
 
-/** The fixture app's policies: the baselines read this file, the generated Core project gets a copy of it. */
-export const POLICIES_PATH = fileURLToPath(new URL('../../fixtures/apps/tasks/src/policies.json', import.meta.url));
+/**
+ * The bench's policies: the fixture app's roles, plus `member`, whose tasks are confined by a row filter
+ * (`owner_id` eq the token's `sub`), so every other line runs with a row filter in the policies. The
+ * generated Core project gets a copy; the baselines read it too, and are never sent a member's token.
+ */
+export const POLICIES_PATH = fileURLToPath(new URL('../specs/policies.json', import.meta.url));
 
 /** The word the search's `ilike` looks for; the data set puts it in about 10% of titles. */
 export const SEARCH_WORD = 'report';
@@ -70,6 +74,21 @@ export const SEARCH_BODY = {
     },
   ],
   sort: [{ field: 'title', order: 'desc' }],
+  limit: PAGE,
+} as const;
+
+/** Owners of the seeded tasks (`owner_id`), each of about a tenth of them; creates leave it null. */
+export const OWNER_COUNT = 10;
+
+/** Owner `k`'s id, as `owner_id` holds it and as its token's `sub` says it. */
+export const ownerSub = (k: number): string => `bench-owner-${k}`;
+
+/** The `sub` of the row-filtered caller (role `member`, which sees the tasks it owns): one of the owners. */
+export const MEMBER_SUB = ownerSub(3);
+
+/** What an unfiltered caller asks to get the member's list: its rows, in the list's order (by id), 20 of them. */
+export const OWNER_SEARCH_BODY = {
+  filters: [{ field: 'owner_id', op: 'eq', value: MEMBER_SUB }],
   limit: PAGE,
 } as const;
 

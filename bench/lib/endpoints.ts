@@ -6,6 +6,7 @@
 import {
   CREATE_BODY,
   DEPTH,
+  OWNER_SEARCH_BODY,
   PAGE,
   SEARCH_BODY,
   SEARCH_WORD,
@@ -14,7 +15,8 @@ import {
   type ServerName,
 } from './config.js';
 
-export type Role = 'admin' | 'viewer';
+/** admin: every permission; viewer: `assignee_email` restricted; member: only the tasks it owns (row filter). */
+export type Role = 'admin' | 'viewer' | 'member';
 
 /** Per-server inputs of the endpoints. */
 export interface EndpointInputs {
@@ -69,6 +71,12 @@ export interface Endpoint {
   peerEndpoint?: string;
   /** Platformatic DB's spelling; absent where it has no equivalent (embedding related rows in a list). */
   platformatic?: PeerRequest;
+  /**
+   * Another endpoint that must answer the same rows on the same server (a row-filtered list and the
+   * search an unfiltered caller sends for those rows): the consistency check compares the two, and
+   * wants a full page, so that the comparison is not of two empty lists.
+   */
+  sameRowsAs?: string;
 }
 
 const byIdPaths = (i: EndpointInputs): string[] => i.sampleIds.map((id) => `/tasks/${id}`);
@@ -165,6 +173,28 @@ export const ENDPOINTS: readonly Endpoint[] = [
     role: 'admin',
     status: 200,
     platformatic: { method: 'GET', paths: (i) => [`/tasks/?${pltSearch(i.database)}`], status: 200 },
+  },
+  {
+    name: 'list_row_filtered',
+    label: 'list, first page (row-filtered role)',
+    method: 'GET',
+    paths: () => [`/tasks/?limit=${PAGE}`],
+    role: 'member',
+    status: 200,
+    group: 'row_filter',
+    servers: ['core'],
+    sameRowsAs: 'search_owner',
+  },
+  {
+    name: 'search_owner',
+    label: 'search: the same rows, owner_id eq',
+    method: 'POST',
+    paths: () => ['/tasks/search'],
+    body: OWNER_SEARCH_BODY,
+    role: 'admin',
+    status: 200,
+    group: 'row_filter',
+    servers: ['core'],
   },
   {
     name: 'include_many_to_one',

@@ -41,6 +41,7 @@ export interface LoadRun {
 export interface Tokens {
   admin: string;
   viewer: string;
+  member: string;
   many: readonly string[];
 }
 

@@ -155,7 +155,7 @@ async function countRows<K extends string>(
 const COUNT_TASKS = 'select count(*) as n from tasks';
 const COUNT_OUTBOX = 'select count(*) as n from core_outbox';
 
-/** Rows in `tasks` before the outbox line took any request: the seed's. */
+/** Rows in `tasks` before the outbox line took any request: the seeded data. */
 export async function tasksBefore(databaseUrl: string): Promise<number> {
   return (await countRows(databaseUrl, { tasks: COUNT_TASKS })).tasks;
 }
@@ -178,7 +178,7 @@ export interface OutboxEventsCheck {
   ok: boolean;
   /** The JetStream stream the line published to. */
   stream: string;
-  /** Tasks the line created (rows beyond the seed). */
+  /** Tasks the line created (rows beyond the seeded data). */
   created: number;
   /** Events one create raises (counted on the consistency check's create): entity and domain events. */
   events_per_create: number;

@@ -86,11 +86,12 @@ export function platformaticSqliteCopy(seedPath: string, dest: string): void {
            priority varchar(50) not null default 'medium',
            is_completed bool not null default 0,
            assignee_email varchar(255) null,
+           owner_id varchar(255) null,
            project_id uuid null
          )`,
       ).run();
       db.prepare(
-        'insert into tasks_typed select id, title, description, priority, is_completed, assignee_email, project_id from tasks',
+        'insert into tasks_typed select id, title, description, priority, is_completed, assignee_email, owner_id, project_id from tasks',
       ).run();
       db.prepare('drop table tasks').run();
       db.prepare('drop table projects').run();

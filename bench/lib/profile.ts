@@ -137,11 +137,15 @@ export async function runProfiles(
   const context = { seedDb, workDir, sampleIds, tokens, load, options };
   for (const name of options.only ? [...options.only] : PROFILED) {
     const endpoint = ENDPOINTS.find((e) => e.name === name)!;
-    const floor = await profileOne(floorSpec, endpoint, context);
+    // A Core-only endpoint (the row-filtered list) has no floor counterpart: the floor ignores tokens.
+    const floor =
+      !endpoint.servers || endpoint.servers.includes('floor')
+        ? await profileOne(floorSpec, endpoint, context)
+        : undefined;
     const run = await profileOne(core, endpoint, context);
-    runs.push(floor, run);
+    runs.push(...(floor ? [floor] : []), run);
     print(run, floor);
-    print(floor, undefined);
+    if (floor) print(floor, undefined);
   }
   writeFileSync(
     join(RESULTS_DIR, 'profile-summary.json'),

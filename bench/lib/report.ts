@@ -150,7 +150,10 @@ function peerRatios(samples: readonly Sample[], server: ServerName, endpoint: En
   });
 }
 
-/** `server` on `num` ÷ the same server on `den`, per repetition (restricted ÷ unrestricted, deep ÷ first page). */
+/**
+ * `server` on `num` ÷ the same server on `den`, per repetition (restricted ÷ unrestricted, row-filtered ÷
+ * equivalent search, deep ÷ first page).
+ */
 function selfRatios(samples: readonly Sample[], server: ServerName, num: string, den: string): number[] {
   return valuesOverReps(samples, (rep) => {
     const [a, b] = [rpsIn(rep, server, num), rpsIn(rep, server, den)];
@@ -253,6 +256,13 @@ export function checkTargets(
     atLeastOverReps('by id, restricted ÷ unrestricted', selfRatios(samples, 'core', 'by_id_restricted', 'by_id'), 0.95);
   if (summary['list_restricted'] && summary['list'])
     atLeastOverReps('list, restricted ÷ unrestricted', selfRatios(samples, 'core', 'list_restricted', 'list'), 0.95);
+  // The same rows through the member's row filter and through a search that asks for them: what the filter adds.
+  if (summary['list_row_filtered'] && summary['search_owner'])
+    atLeastOverReps(
+      'list, row-filtered ÷ equivalent search',
+      selfRatios(samples, 'core', 'list_row_filtered', 'search_owner'),
+      0.95,
+    );
   if (summary['keyset_90k'] && summary['list'])
     atLeastOverReps('keyset at 90k ÷ first page', selfRatios(samples, 'core', 'keyset_90k', 'list'), 0.9);
   // What the transactional outbox costs a create: reported, with no goal set.

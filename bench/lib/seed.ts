@@ -7,14 +7,15 @@
  *
  * Data is deterministic (seeded PRNGs) and the same on both databases, so runs are comparable: uuid v4
  * ids, titles of two words (about 10% contain "report"), a third each low/medium/high, 20% completed,
- * half assigned; 90% of tasks in a project (about 100 per project), 0–3 comments per task. The
- * relations come from a second PRNG, so the task columns are those of runs before relations existed.
+ * half assigned; 90% of tasks in a project (about 100 per project), 0–3 comments per task; every task
+ * owned by one of 10 owners (`owner_id`, about 10,000 each). The relations come from a second PRNG and
+ * the owners from a third, so the other columns are those of runs before relations and owners existed.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { PROJECT_COUNT, ROW_COUNT, SAMPLE_COUNT, SEARCH_WORD } from './config.js';
+import { OWNER_COUNT, ownerSub, PROJECT_COUNT, ROW_COUNT, SAMPLE_COUNT, SEARCH_WORD } from './config.js';
 
 const WORDS = [
   'alpha',
@@ -68,6 +69,7 @@ interface TaskRow {
   priority: string;
   is_completed: boolean;
   assignee_email: string | null;
+  owner_id: string | null;
   project_id: string | null;
 }
 
@@ -99,6 +101,7 @@ function dataSet(rows: number): DataSet {
     projects,
     *tasks() {
       const random = prng(20_261_125);
+      const owners = prng(20_261_127);
       const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
       for (let i = 0; i < rows; i++) {
         // The order of the random() calls is part of the data set: keep it.
@@ -114,7 +117,11 @@ function dataSet(rows: number): DataSet {
           body: `Comment ${k + 1} on task ${i}.`,
           task_id: id,
         }));
-        yield { task: { id, title, description, priority, is_completed, assignee_email, project_id }, comments };
+        const owner_id = ownerSub(Math.floor(owners() * OWNER_COUNT));
+        yield {
+          task: { id, title, description, priority, is_completed, assignee_email, owner_id, project_id },
+          comments,
+        };
       }
     },
   };
@@ -155,7 +162,7 @@ export async function seedSqlite(path: string, schemaScript: string, rows = ROW_
   db.pragma('journal_mode = WAL');
   const insertProject = db.prepare('insert into projects (id, name) values (?, ?)');
   const insertTask = db.prepare(
-    'insert into tasks (id, title, description, priority, is_completed, assignee_email, project_id) values (?, ?, ?, ?, ?, ?, ?)',
+    'insert into tasks (id, title, description, priority, is_completed, assignee_email, owner_id, project_id) values (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const insertComment = db.prepare('insert into comments (id, body, task_id) values (?, ?, ?)');
   const sampleIds: string[] = [];
@@ -173,6 +180,7 @@ export async function seedSqlite(path: string, schemaScript: string, rows = ROW_
         task.priority,
         task.is_completed ? 1 : 0,
         task.assignee_email,
+        task.owner_id,
         task.project_id,
       );
       for (const comment of list) insertComment.run(comment.id, comment.body, comment.task_id);
@@ -185,7 +193,7 @@ export async function seedSqlite(path: string, schemaScript: string, rows = ROW_
   return { sampleIds, rows, comments, ms: Math.round(performance.now() - started) };
 }
 
-/** Rows per INSERT on PostgreSQL: one statement binds six arrays of this length. */
+/** Rows per INSERT on PostgreSQL: one statement binds an array per column, of this length. */
 const PG_BATCH = 10_000;
 
 /** Fills the (empty, existing) PostgreSQL database at `url` with the schema and the data set, then analyzes it. */
@@ -205,11 +213,20 @@ export async function seedPostgres(url: string, schemaScript: string, rows = ROW
     const flush = async (): Promise<void> => {
       if (tasks.length > 0) {
         await client.query(
-          `insert into tasks (id, title, description, priority, is_completed, assignee_email, project_id)
-           select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::uuid[])`,
-          (['id', 'title', 'description', 'priority', 'is_completed', 'assignee_email', 'project_id'] as const).map(
-            (key) => columns(tasks, key),
-          ),
+          `insert into tasks (id, title, description, priority, is_completed, assignee_email, owner_id, project_id)
+           select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[], $8::uuid[])`,
+          (
+            [
+              'id',
+              'title',
+              'description',
+              'priority',
+              'is_completed',
+              'assignee_email',
+              'owner_id',
+              'project_id',
+            ] as const
+          ).map((key) => columns(tasks, key)),
         );
       }
       if (commentRows.length > 0) {

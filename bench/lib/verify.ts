@@ -4,9 +4,11 @@
  * field). Reads must return the same `data`; `meta` must have the same keys (cursors differ by design);
  * a create must answer its status with the same fields (and a `Location` header where Core sends one).
  * Platformatic DB answers bare rows with camelCase keys: they are compared after renaming the keys.
+ * An endpoint with `sameRowsAs` (the row-filtered list) must also return a full page, the very rows its
+ * counterpart (the equivalent search) returns on the same server.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { ServerName } from './config.js';
+import { PAGE, type ServerName } from './config.js';
 import { ENDPOINTS, serves, type Endpoint, type EndpointInputs } from './endpoints.js';
 import { requestsFor, type Tokens } from './load.js';
 
@@ -61,12 +63,15 @@ export async function verifyServers(targets: readonly Target[], tokens: Tokens):
   const problems: string[] = [];
   const core = targets.find((t) => t.name === 'core');
   if (!core) throw new Error('the consistency check compares with Core, which is not running');
+  /** Every answer, by `<endpoint> <server>`, for the `sameRowsAs` comparisons below. */
+  const answered = new Map<string, Answer>();
   for (const endpoint of ENDPOINTS) {
     const runs = targets.filter((t) => serves(endpoint, t.name));
     const answers = await Promise.all(runs.map((t) => ask(t, endpoint, tokens)));
     const reference = answers[runs.indexOf(core)]!;
     answers.forEach((answer, i) => {
       const server = runs[i]!.name;
+      answered.set(`${endpoint.name} ${server}`, answer);
       const who = `${endpoint.name} on ${server}`;
       const status = server === 'platformatic' ? endpoint.platformatic!.status : endpoint.status;
       if (answer.status !== status) problems.push(`${who}: status ${answer.status}, expected ${status}`);
@@ -89,6 +94,23 @@ export async function verifyServers(targets: readonly Target[], tokens: Tokens):
       if (endpoint.role === 'viewer' && keysOf(data).includes('assignee_email'))
         problems.push(`${who}: a restricted field is visible`);
     });
+  }
+  for (const endpoint of ENDPOINTS) {
+    if (!endpoint.sameRowsAs) continue;
+    for (const target of targets) {
+      const answer = answered.get(`${endpoint.name} ${target.name}`);
+      if (!answer) continue;
+      const who = `${endpoint.name} on ${target.name}`;
+      const data = answer.body?.data;
+      const other = answered.get(`${endpoint.sameRowsAs} ${target.name}`);
+      if (!other) problems.push(`${who}: ${endpoint.sameRowsAs}, which must return the same rows, did not run`);
+      else if (!Array.isArray(data) || data.length !== PAGE)
+        problems.push(`${who}: ${Array.isArray(data) ? data.length : 'no'} rows, expected a full page of ${PAGE}`);
+      else if (!isDeepStrictEqual(data, other.body?.data))
+        problems.push(
+          `${who}: rows differ from ${endpoint.sameRowsAs}'s: ${JSON.stringify(data).slice(0, 300)} … against ${JSON.stringify(other.body?.data).slice(0, 300)} …`,
+        );
+    }
   }
   return problems;
 }

@@ -70,6 +70,7 @@ export const TASK_FIELDS = [
   'priority',
   'is_completed',
   'assignee_email',
+  'owner_id',
   'project_id',
 ] as const;
 export type TaskField = (typeof TASK_FIELDS)[number];
@@ -84,6 +85,7 @@ const TaskJson = {
     priority: { type: 'string' },
     is_completed: { type: 'boolean' },
     assignee_email: { type: ['string', 'null'] },
+    owner_id: { type: ['string', 'null'] },
     project_id: { type: ['string', 'null'] },
     project: { type: ['object', 'null'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
     comments: {

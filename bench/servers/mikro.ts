@@ -57,6 +57,7 @@ const TaskEntity = defineEntity({
     priority: p.string().length(50).default('medium'),
     is_completed: p.boolean().default(false),
     assignee_email: p.string().length(255).nullable(),
+    owner_id: p.string().length(255).nullable(),
     // The foreign key as a plain column: this baseline reads and writes tasks only, never projects.
     project_id: p.uuid().nullable(),
   },
@@ -236,6 +237,7 @@ app.post<{ Body: CreateBody }>(
       description: body.description ?? null,
       priority: normalizePriority(body.priority ?? 'medium'),
       assignee_email: body.assignee_email ?? null,
+      owner_id: null,
       project_id: null,
     });
     await em.flush();

@@ -78,6 +78,7 @@ const KIND: Record<TaskField, 'string' | 'boolean'> = {
   priority: 'string',
   is_completed: 'boolean',
   assignee_email: 'string',
+  owner_id: 'string',
   project_id: 'string',
 };
 
