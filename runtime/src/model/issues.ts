@@ -12,6 +12,7 @@ export type IssueReason =
   | 'too_many_values'
   | 'too_many_sort_keys'
   | 'too_many_includes'
+  | 'too_many_joins'
   | 'value_too_long'
   | 'path_too_deep'
   | 'unknown_field'

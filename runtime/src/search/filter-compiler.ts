@@ -2,7 +2,7 @@ import { isPathRestricted } from '../context/restrictions.js';
 import type { Database, Dialect } from '../db/database.js';
 import { coerceValue, type ValueKind } from '../model/codecs.js';
 import { describeValue, forbidden, invalid } from '../model/issues.js';
-import { JoinGraph, type JoinScoper, qualified, toManySource } from './joins.js';
+import { type JoinBudget, JoinGraph, type JoinScoper, qualified, toManySource } from './joins.js';
 import type { SearchLimits } from './limits.js';
 import type { ColumnInfo, ModelInfo, RelationInfo } from '../model/model-info.js';
 import { resolveFieldPath } from '../model/paths.js';
@@ -78,6 +78,8 @@ export interface FilterScope {
   readonly handlers: ReadonlyMap<string, FieldHandler>;
   /** The row scopes of related tables, for a request's relation paths; absent when none applies. */
   readonly scoping?: RelatedScoping;
+  /** Counts the tables the request's relation paths join (`maxJoins`); absent for row filters, which the server writes. */
+  readonly budget?: JoinBudget;
   /** Whose leaves these are (see `BindSlot.source`); 0, the request's, by default. */
   readonly source?: number;
   /**
@@ -166,13 +168,18 @@ function compileLeaf(scope: FilterScope, ref: LeafRef, index: number, out: Where
   const joined = resolved.joined;
   if (joined && scope.scoping?.scoped(joined.owner)) resolved = joined;
   const condition = leafCondition(scope, resolved.column, ref, index);
-  emitOnPath(scope, scope.joins, scope.rootAlias, scope.root, resolved.relations, 0, out, condition);
+  const tables = emitOnPath(scope, scope.joins, scope.rootAlias, scope.root, resolved.relations, 0, out, condition, 0);
+  scope.budget?.take(tables, ref.path);
 }
 
 /**
  * Places a condition at the end of a relation path. To-one hops are left-joined in the current scope;
  * a to-many hop opens `exists (select 1 …)` so a parent row is never duplicated, and the rest of the
  * path continues inside it. The meaning is "some related row matches" — each leaf gets its own exists.
+ *
+ * Returns the tables it adds that count against `maxJoins` (see `JoinBudget`): the new joins of the
+ * statement's top level, and every table of a subquery opened there (`depth` 0), its joins and its
+ * related row scope's included; a subquery nested in another one is not counted.
  */
 function emitOnPath(
   scope: FilterScope,
@@ -183,27 +190,37 @@ function emitOnPath(
   start: number,
   out: WherePiece[],
   condition: (alias: string) => WherePiece[],
-): void {
+  depth: number,
+): number {
   let end = start;
   let owner = model;
   while (end < relations.length && !relations[end]!.toMany) owner = relations[end++]!.target();
+  // Every table of the statement gets an alias: the aliases handed out are the tables added.
+  const aliases = scope.aliases;
+  let mark = aliases.count;
   const joined = graph.toOne(alias, relations.slice(start, end), scope.raw);
+  let tables = depth <= 1 ? aliases.count - mark : 0;
   if (end === relations.length) {
     out.push(...condition(joined));
-    return;
+    return tables;
   }
   const rel = relations[end]!;
-  const source = toManySource(scope.db, rel, owner, scope.aliases, 'e');
+  mark = aliases.count;
+  const source = toManySource(scope.db, rel, owner, aliases, 'e');
   const scoping = scope.raw ? undefined : scope.scoping;
-  const inner = new JoinGraph(scope.db, scope.aliases, 'e', scoping && scoperOf(scoping));
+  const inner = new JoinGraph(scope.db, aliases, 'e', scoping && scoperOf(scoping));
   const body: WherePiece[] = [];
-  emitOnPath(scope, inner, source.alias, rel.target(), relations, end + 1, body, condition);
+  if (depth === 0) tables += aliases.count - mark;
+  tables += emitOnPath(scope, inner, source.alias, rel.target(), relations, end + 1, body, condition, depth + 1);
   const link = `${source.parentKey} = ${qualified(joined, scope.db.quote(source.sourceColumn))}`;
   // Only the related rows the caller may see can make "some related row matches" true.
-  const visible = scoping?.related(rel.target(), source.alias, scope.aliases);
+  mark = aliases.count;
+  const visible = scoping?.related(rel.target(), source.alias, aliases);
+  if (depth === 0) tables += aliases.count - mark;
   out.push(`exists (select 1 from ${source.from}`, ...inner.pieces, ` where ${link} and `);
   if (visible) out.push('(', ...visible, ') and ');
   out.push(...body, ')');
+  return tables;
 }
 
 /** The join scoper of a statement whose relation paths are scoped. */

@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import { invalid } from '../model/issues.js';
 import type { ModelInfo, RelationInfo } from '../model/model-info.js';
 import type { WherePiece } from './filter-compiler.js';
 import type { AliasAllocator } from './sql-text.js';
@@ -66,6 +67,32 @@ export class JoinGraph {
   private condition(rel: RelationInfo, fromAlias: string, toAlias: string): string {
     if (rel.join.type === 'pivot') throw new Error(`${rel.name} is to-many and cannot be joined as to-one`);
     return `${qualified(toAlias, this.db.quote(rel.join.targetColumn))} = ${qualified(fromAlias, this.db.quote(rel.join.sourceColumn))}`;
+  }
+}
+
+/**
+ * The tables a request's filters add to its statement, counted against `SearchLimits.maxJoins` (what
+ * counts: `emitOnPath` in filter-compiler.ts). PostgreSQL pulls a filter's `exists` up into the
+ * statement's own join search, whose planning time grows much faster than linearly with the tables
+ * in it, so the count is capped while the statement is compiled, before any SQL is sent.
+ */
+export class JoinBudget {
+  private used = 0;
+  constructor(private readonly max: number) {}
+
+  /** Takes `tables` more for the leaf at `path` (its JSON path); a ValidationError past the limit. */
+  take(tables: number, path: string): void {
+    if (tables === 0) return;
+    this.used += tables;
+    if (this.used > this.max) {
+      throw invalid(
+        `${path}.field`,
+        `the filters' relation paths join more than ${this.max} tables (search limit maxJoins): a to-one path joins ` +
+          'its tables once, but each filter through a to-many relation adds a subquery of its own; ' +
+          'use fewer such filters or split the search',
+        'too_many_joins',
+      );
+    }
   }
 }
 

@@ -15,6 +15,14 @@ export interface SearchLimits {
   maxIncludes: number;
   /** Relation hops in one dot-path (`comments.author.name` has two). */
   maxPathDepth: number;
+  /**
+   * Tables the filters' relation paths add to the statement: each to-one join once (leaves on the
+   * same path share it), and for each leaf through a to-many relation the tables of its own `exists`
+   * subquery (a many-to-many one reads the pivot too), with the to-one joins and the related row
+   * scope inside it; subqueries nested in that one are not counted. PostgreSQL's planning time grows
+   * much faster than linearly with these tables (search/README.md, "Limits").
+   */
+  maxJoins: number;
   /** Rows one to-many include may load for one page; more is a ValidationError asking for a smaller page. */
   maxIncludedRows: number;
   /** Page size when the request names none. */
@@ -30,6 +38,7 @@ export const DEFAULT_SEARCH_LIMITS: Readonly<SearchLimits> = Object.freeze({
   maxSortKeys: 5,
   maxIncludes: 8,
   maxPathDepth: 3,
+  maxJoins: 24,
   maxIncludedRows: 10_000,
   defaultLimit: 50,
   maxLimit: 500,

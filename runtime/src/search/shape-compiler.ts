@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.js';
 import { compileFilters, scoperOf, type FieldHandler, type WherePiece } from './filter-compiler.js';
 import { buildIncludeTree, planObject, type ObjectPlan } from './include-planner.js';
-import { JoinGraph, qualified } from './joins.js';
+import { JoinBudget, JoinGraph, qualified } from './joins.js';
 import type { KeysetSql } from './keyset.js';
 import type { SearchLimits } from './limits.js';
 import type { ModelInfo } from '../model/model-info.js';
@@ -128,6 +128,7 @@ function compileShape(input: ShapeInput, scoping: ShapeScoping | undefined): Com
     restricted,
     limits,
     handlers: input.handlers,
+    budget: new JoinBudget(limits.maxJoins),
     ...(scoping ? { scoping } : {}),
   };
 

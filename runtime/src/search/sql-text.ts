@@ -73,6 +73,11 @@ export class AliasAllocator {
   next(prefix: string): string {
     return `${prefix}${this.n++}`;
   }
+
+  /** Aliases handed out so far: one per table of the statement. */
+  get count(): number {
+    return this.n;
+  }
 }
 
 /** A map that forgets its oldest entry past `max` entries: compiled shapes must not grow without bound. */
