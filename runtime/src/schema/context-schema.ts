@@ -1,6 +1,7 @@
 import { Type, type TObject } from 'typebox';
 import { getContext, type CoreContext } from '../context/context.js';
 import { ArtifactCache } from './artifact-cache.js';
+import { boundRequiredFields, withBoundKey } from './claim-bound.js';
 import { parseInput } from './input.js';
 import { introspect } from './introspection.js';
 import { compileSerializer, maskWithPlan } from './output.js';
@@ -69,7 +70,9 @@ export abstract class ContextSchema {
    *   state: every writable field is present (fields without a default: see `parseDetailed`), and
    *   restricted fields are absent, so they keep their stored value.
    * - `patch` (PATCH): every field optional, no defaults; only the fields sent are returned.
-   * Restricted fields are pruned before validation and unknown keys dropped, silently.
+   * Restricted fields are pruned before validation and unknown keys dropped, silently. A required
+   * field the caller's row scope binds to a token claim (docs/security.md, "Row filters") may be left
+   * out of a create or replace body: the repository takes it from the token, or keeps the stored value.
    * @throws ValidationError (422) when the body is not an object or fails validation.
    */
   static parse<S extends SchemaDefinition>(
@@ -96,7 +99,9 @@ export abstract class ContextSchema {
     ctx: CoreContext = getContext(),
     options: { mode?: ParseMode } = {},
   ): unknown {
-    return parseInput(describeSchema(this), input, ctx.restrictedFields, checkMode(options.mode)).data;
+    const info = describeSchema(this);
+    const mode = checkMode(options.mode);
+    return parseInput(info, input, ctx.restrictedFields, mode, boundRequiredFields(info, ctx, mode)).data;
   }
 
   /**
@@ -109,7 +114,9 @@ export abstract class ContextSchema {
     ctx: CoreContext = getContext(),
     options: { mode?: M } = {},
   ): ParsedBody<M extends 'patch' ? SchemaPatch<S> : SchemaInput<S>> {
-    const parsed = parseInput(describeSchema(this), input, ctx.restrictedFields, checkMode(options.mode));
+    const info = describeSchema(this);
+    const mode = checkMode(options.mode);
+    const parsed = parseInput(info, input, ctx.restrictedFields, mode, boundRequiredFields(info, ctx, mode));
     return parsed as unknown as ParsedBody<M extends 'patch' ? SchemaPatch<S> : SchemaInput<S>>;
   }
 
@@ -141,7 +148,8 @@ export abstract class ContextSchema {
    * The introspection document for this caller (`data` of a `?schema=true` answer, docs/http.md):
    * `{ title, type: 'object', properties, required }`, restricted fields removed from both, plus
    * `x-relations` on output schemas with relations. `mode: 'patch'` documents a PATCH body (nothing
-   * required). The result is cached and frozen.
+   * required); `create` (the default) and `replace` leave out of `required` the fields the caller's
+   * row scope binds to a claim, as `parse` does. The result is cached and frozen.
    */
   static jsonSchema(
     this: SchemaDefinition,
@@ -150,9 +158,11 @@ export abstract class ContextSchema {
   ): IntrospectedSchema {
     const info = describeSchema(this);
     const scope = restrictionScope(info, ctx.restrictedFields);
-    const patch = checkMode(options.mode) === 'patch';
-    return documents.get(info, `${patch ? 'patch' : 'full'}|${scope.key}`, () =>
-      introspect(plan(info, ctx).root, { patch }),
+    const mode = checkMode(options.mode);
+    const patch = mode === 'patch';
+    const bound = boundRequiredFields(info, ctx, mode);
+    return documents.get(info, withBoundKey(`${patch ? 'patch' : 'full'}|${scope.key}`, bound), () =>
+      introspect(plan(info, ctx).root, bound === undefined ? { patch } : { patch, bound }),
     );
   }
 

@@ -4,6 +4,7 @@ import { Value } from 'typebox/value';
 import { jsonProblem, textProblem, type ValueProblem } from '../model/value-checks.js';
 import { ValidationError, type ErrorDetail } from '../errors.js';
 import { ArtifactCache } from './artifact-cache.js';
+import { withBoundKey, type BoundFields } from './claim-bound.js';
 import { restrictionScope, visibility, type RestrictionScope } from './restriction-scope.js';
 import { isRecord, kindOf, type SchemaInfo } from './schema-info.js';
 import type { ParseMode } from './types.js';
@@ -12,25 +13,43 @@ import { toErrorDetails } from './validation-errors.js';
 interface InputPlan {
   /** Declared fields left after pruning, in declaration order. */
   readonly writable: readonly string[];
-  /** The pruned object schema (restricted properties removed; nothing required in patch mode). */
+  /**
+   * The pruned object schema: restricted properties removed; nothing required in patch mode, nor the
+   * fields the caller's row scope binds to a claim.
+   */
   readonly schema: TSchema;
   readonly validator: Validator;
 }
 
 const plans = new ArtifactCache<InputPlan>();
 
-/** One compiled validator per (schema, mode, relevant restrictions), built on first use. */
-function inputPlan(info: SchemaInfo, restricted: ReadonlySet<string>, mode: ParseMode): InputPlan {
+/** One compiled validator per (schema, mode, relevant restrictions, bound fields), built on first use. */
+function inputPlan(
+  info: SchemaInfo,
+  restricted: ReadonlySet<string>,
+  mode: ParseMode,
+  bound: BoundFields | undefined,
+): InputPlan {
   const scope = restrictionScope(info, restricted);
   // create and replace read a body the same way; only patch differs.
   const patch = mode === 'patch';
-  return plans.get(info, `${patch ? 'patch' : 'full'}|${scope.key}`, () => buildInputPlan(info, scope, patch));
+  return plans.get(info, withBoundKey(`${patch ? 'patch' : 'full'}|${scope.key}`, bound), () =>
+    buildInputPlan(info, scope, patch, bound),
+  );
 }
 
-function buildInputPlan(info: SchemaInfo, scope: RestrictionScope, patch: boolean): InputPlan {
+function buildInputPlan(
+  info: SchemaInfo,
+  scope: RestrictionScope,
+  patch: boolean,
+  bound: BoundFields | undefined,
+): InputPlan {
   const writable = visibility(info, [], scope).fields;
   const properties: Record<string, TSchema> = {};
-  for (const name of writable) properties[name] = info.properties[name]!;
+  for (const name of writable) {
+    const property = info.properties[name]!;
+    properties[name] = bound?.names.has(name) ? Type.Optional(property) : property;
+  }
   // Built with TypeBox (not as a raw JSON object) so `Value.Default` recognises it; the property
   // schemas keep their own optional markers, hence the same `required` as the declaration.
   const object = Type.Object(properties);
@@ -44,7 +63,8 @@ function buildInputPlan(info: SchemaInfo, scope: RestrictionScope, patch: boolea
  * 2. keep only declared, unrestricted keys: restricted ones are pruned silently (never an error,
  *    never validated, never written) and unknown ones are dropped (as Fastify's `removeAdditional`
  *    and Pydantic's default `extra='ignore'` do) — a client sending an extra key is not an error;
- * 3. create / replace: fill absent fields from their `default`; patch: nothing is filled in;
+ * 3. create / replace: fill absent fields from their `default`; patch: nothing is filled in; a
+ *    required field in `bound` (set from the token on create, kept on replace) may be absent;
  * 4. validate with the compiled validator → `ValidationError` with one detail per problem;
  * 5. refuse text no database stores as sent (U+0000, an unpaired surrogate) in any field the client
  *    sent, keys of JSON values included. Checked here, on what the client sent, and not only when
@@ -57,13 +77,14 @@ export function parseInput(
   input: unknown,
   restricted: ReadonlySet<string>,
   mode: ParseMode,
+  bound?: BoundFields,
 ): { data: Record<string, unknown>; absent: string[] } {
   if (!isRecord(input)) {
     throw new ValidationError(`The request body must be a JSON object with the fields of ${info.title}.`, [
       { path: '', message: `must be an object; received ${kindOf(input)}`, reason: 'type' },
     ]);
   }
-  const plan = inputPlan(info, restricted, mode);
+  const plan = inputPlan(info, restricted, mode, bound);
   const data: Record<string, unknown> = {};
   for (const name of plan.writable) {
     if (Object.hasOwn(input, name) && input[name] !== undefined) data[name] = input[name];
@@ -78,7 +99,9 @@ export function parseInput(
   }
   if (unstorable.length > 0)
     throw new ValidationError(`The request body holds text the database cannot store; see details.`, unstorable);
-  const absent = mode === 'patch' ? [] : plan.writable.filter((name) => data[name] === undefined);
+  // A bound field left out is the token's or the stored value, never one to reset.
+  const absent =
+    mode === 'patch' ? [] : plan.writable.filter((name) => data[name] === undefined && !bound?.names.has(name));
   return { data, absent };
 }
 

@@ -1,9 +1,11 @@
+import type { BoundFields } from './claim-bound.js';
 import type { OutputNode } from './output-plan.js';
 import type { IntrospectedSchema, JsonSchemaFragment } from './types.js';
 
 /**
  * The introspection document of a plan's root (docs/http.md, introspection): visible fields only, `required`
- * without restricted names (and empty for a patch body, where nothing is required).
+ * without restricted names, nor the `bound` ones the caller's row scope sets or keeps (and empty for a
+ * patch body, where nothing is required).
  *
  * Included relations are documented under `x-relations`, keyed by relation name, each the JSON
  * Schema of what an include puts there — `{ type: ["object","null"], … }` for to-one,
@@ -12,14 +14,21 @@ import type { IntrospectedSchema, JsonSchemaFragment } from './types.js';
  * they are absent unless the request includes them. A relation back to a schema already on the
  * way down (task → project → tasks) is not expanded again; the key is omitted when there are none.
  */
-export function introspect(root: OutputNode, options: { patch: boolean }): IntrospectedSchema {
-  return deepFreeze(describeNode(root, options.patch, new Set()));
+export function introspect(root: OutputNode, options: { patch: boolean; bound?: BoundFields }): IntrospectedSchema {
+  return deepFreeze(describeNode(root, options.patch, new Set(), options.bound));
 }
 
-function describeNode(node: OutputNode, patch: boolean, ancestors: ReadonlySet<number>): IntrospectedSchema {
+function describeNode(
+  node: OutputNode,
+  patch: boolean,
+  ancestors: ReadonlySet<number>,
+  bound?: BoundFields,
+): IntrospectedSchema {
   const properties: Record<string, JsonSchemaFragment> = {};
   for (const field of node.fields) properties[field.name] = field.fragment;
-  const required = patch ? [] : node.fields.map((f) => f.name).filter((name) => node.info.required.has(name));
+  const required = patch
+    ? []
+    : node.fields.map((f) => f.name).filter((name) => node.info.required.has(name) && !bound?.names.has(name));
   const doc: IntrospectedSchema = { title: node.info.title, type: 'object', properties, required };
 
   const chain = new Set(ancestors).add(node.info.id);

@@ -23,6 +23,7 @@ import type { ModelClass } from '../model/base.js';
 import { coerceValue } from '../model/codecs.js';
 import { modelInfo, type ModelInfo } from '../model/model-info.js';
 import { resolveFieldPath } from '../model/paths.js';
+import { setBoundFieldsSource, type BoundFields } from '../schema/claim-bound.js';
 import { compileFilters, type FilterScope, type RelatedScoping, type WherePiece } from './filter-compiler.js';
 import { JoinGraph, qualified } from './joins.js';
 import { DEFAULT_SEARCH_LIMITS } from './limits.js';
@@ -54,6 +55,8 @@ export interface ResolvedScope {
    * is missing or unusable: a create takes them from the token, a replace or patch keeps them.
    */
   readonly bound: ReadonlyMap<string, { readonly value: unknown } | null>;
+  /** The names of `bound`, shared by every scope binding the same ones; undefined when none. */
+  readonly boundFields: BoundFields | undefined;
 }
 
 // ---- hooks ----------------------------------------------------------------------------------------
@@ -196,7 +199,25 @@ function resolveFilter(
     leaves,
     hasPaths,
     bound,
+    boundFields: bound.size === 0 ? undefined : sharedBoundFields([...bound.keys()]),
   };
+}
+
+/**
+ * Equal sets of bound names as one object, so what the schemas derive from it is cached once for
+ * every caller binding the same fields. Names come from the policies and the hooks (model fields), so
+ * the distinct sets are few; the bound only guards against a hook that invents them.
+ */
+const boundSets = new BoundedCache<string, BoundFields>(256);
+
+function sharedBoundFields(names: string[]): BoundFields {
+  const key = names.sort().join(',');
+  let found = boundSets.get(key);
+  if (!found) {
+    found = Object.freeze({ names: new Set(names), key });
+    boundSets.set(key, found);
+  }
+  return found;
 }
 
 /**
@@ -457,11 +478,7 @@ function checkPoliciesOnce(db: Database, origin: object): void {
  * a `$claim` leaf names an equatable column. Throws `PolicyError` naming the JSON path of each mistake.
  */
 export function checkRowFilters(db: Database, policies: PolicySet): void {
-  const tables = new Map<string, string>();
-  for (const meta of Object.values(db.orm.getMetadata().getAll())) {
-    if (meta.embeddable || meta.pivotTable || meta.virtual || !meta.tableName || !meta.className) continue;
-    tables.set(meta.tableName, meta.className);
-  }
+  const tables = tableModels(db);
   const problems: string[] = [];
   for (const entry of policies.rowFilterEntries) {
     const className = tables.get(entry.table);
@@ -517,6 +534,35 @@ function checkNode(db: Database, info: ModelInfo, node: FilterNode, path: string
     throw error;
   }
 }
+
+// ---- what request bodies may leave out -----------------------------------------------------------
+
+const modelsByTable = new WeakMap<Database, Map<string, string>>();
+
+/** Table name → model class name, for the models of `db` (what `checkRowFilters` reads too). */
+function tableModels(db: Database): Map<string, string> {
+  let tables = modelsByTable.get(db);
+  if (!tables) {
+    tables = new Map();
+    for (const meta of Object.values(db.orm.getMetadata().getAll())) {
+      if (meta.embeddable || meta.pivotTable || meta.virtual || !meta.tableName || !meta.className) continue;
+      tables.set(meta.tableName, meta.className);
+    }
+    modelsByTable.set(db, tables);
+  }
+  return tables;
+}
+
+// A schema names its table (`__model__`); the fields the caller's scope binds there for a create or an
+// update, on the default database (the one the routers serve), need not be in the body: the
+// repository sets them from the token or keeps them. Without active scoping this returns at once.
+setBoundFieldsSource((ctx, table, action) => {
+  if (!scopingActive(ctx) || !dbManager.isInitialised) return undefined;
+  const db = dbManager.db;
+  const className = tableModels(db).get(table);
+  if (className === undefined) return undefined;
+  return resolveRowScope(db, modelInfo(db, className), action, ctx)?.boundFields;
+});
 
 // The policies are checked against the models of the default database when the context resolver is
 // built (at start, after `dbManager.initApp`); a database opened later is checked on first use.
