@@ -92,6 +92,20 @@ function boundFieldSuite(ctx: ScopeApp, bound: (claims: Json) => string): void {
       expect(admin.json().data.required).toEqual(['body', 'task_id']);
     }
   });
+
+  it('the caller’s OpenAPI document agrees: the bound field is optional in its create and replace bodies', async () => {
+    const required = async (who: string) => {
+      const res = await ctx.call(who, 'GET', '/docs/json');
+      expect(res.statusCode, res.body).toBe(200);
+      const schemas = res.json().components.schemas as Record<string, { required?: string[] }>;
+      return [schemas['CommentCreate']?.required, schemas['CommentUpdate']?.required];
+    };
+    expect(await required(token)).toEqual([['body'], ['body']]);
+    expect(await required(ADMIN)).toEqual([
+      ['body', 'task_id'],
+      ['body', 'task_id'],
+    ]);
+  });
 }
 
 describeScopeApp('claim-bound required fields: row filters', POLICIES, (ctx: ScopeApp) => {

@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import { ErrorEnvelopeSchema } from '../http/envelope.js';
+import type { BoundFields } from '../schema/claim-bound.js';
 import type { SchemaClass } from '../schema/context-schema.js';
 import { toJsonSchema } from '../schema/json-schema.js';
 import { planOutput, type OutputNode } from '../schema/output-plan.js';
@@ -29,6 +30,11 @@ export interface DocumentView {
   readonly roles: readonly ReadonlySet<string>[];
   /** For a caller's document: whether the caller holds a permission; operations it does not are left out. */
   readonly may?: (action: string) => boolean;
+  /**
+   * For a caller's document: the required fields of a create or replace body that the caller's row scope
+   * binds to a token claim (they come from the token, so the caller need not send them), as `?schema=true`.
+   */
+  readonly bound?: (info: SchemaInfo, mode: 'create' | 'replace') => BoundFields | undefined;
 }
 
 export const ref = (section: 'schemas' | 'responses' | 'parameters' | 'headers', name: string): Json => ({
@@ -88,7 +94,9 @@ export class SchemaComponents {
       if (mode === 'patch') delete fragment['default'];
       properties[field] = fragment;
     }
-    const required = mode === 'patch' ? [] : visible.filter((f) => info.required.has(f) && !hidden.has(f));
+    const bound = mode === 'patch' ? undefined : this.view.bound?.(info, mode)?.names;
+    const required =
+      mode === 'patch' ? [] : visible.filter((f) => info.required.has(f) && !hidden.has(f) && !bound?.has(f));
     this.schemas[name] = { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
     return name;
   }

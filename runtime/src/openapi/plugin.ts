@@ -5,6 +5,8 @@ import type { FastifyDynamicSwaggerOptions, StaticDocumentSpec } from '@fastify/
 import type {} from '../auth/plugin.js'; // declares `request.coreAuth`
 import { loadPolicies, type PolicyDocument, type PolicySet } from '../auth/policies.js';
 import { hasPermission } from '../context/context.js';
+import { boundRequiredFields } from '../schema/claim-bound.js';
+import { describeSchema, type SchemaInfo } from '../schema/schema-info.js';
 import type { Json } from './components.js';
 import { buildDocument, CORE_ROUTE_MARK } from './document.js';
 import type { CoreRouteEntry } from './operations.js';
@@ -128,13 +130,17 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
       (action): action is string => action !== null,
     );
     const permitted = actions.filter((action) => hasPermission(context, action));
-    // Callers with the same restrictions and the same permitted operations see the same document.
-    const key = `${[...restricted].sort().join('\n')}\0${permitted.join('\n')}`;
+    // Fields the caller's row scope binds to a claim are optional in its create and replace bodies.
+    const bound = (info: SchemaInfo, mode: 'create' | 'replace') => boundRequiredFields(info, context, mode);
+    const boundKey = boundSignature(entries, bound);
+    // Callers with the same restrictions, permitted operations and claim-bound fields see the same document.
+    const key = `${[...restricted].sort().join('\n')}\0${permitted.join('\n')}\0${boundKey}`;
     let found = callers.get(key);
     if (found === undefined) {
       const may = (action: string): boolean => hasPermission(context, action);
       found = {
-        json: base === undefined ? shared : buildDocument(base, entries, { restricted, roles, may }, anonymousMay),
+        json:
+          base === undefined ? shared : buildDocument(base, entries, { restricted, roles, may, bound }, anonymousMay),
       };
       if (callers.size >= CALLER_CACHE_SIZE) callers.delete(callers.keys().next().value!);
       callers.set(key, found);
@@ -165,6 +171,30 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
     }
     return reply.type('application/x-yaml').send(await text);
   });
+}
+
+/**
+ * Which create and replace bodies lose required fields to `bound` (a caller's claim-bound fields): the
+ * part of a caller's document that depends on its row scope, as a cache key.
+ */
+function boundSignature(
+  entries: readonly CoreRouteEntry[],
+  bound: (info: SchemaInfo, mode: 'create' | 'replace') => { readonly key: string } | undefined,
+): string {
+  const parts = new Set<string>();
+  for (const entry of entries) {
+    const resource = entry.doc?.resource;
+    if (resource === undefined) continue;
+    for (const [schema, mode] of [
+      [resource.createSchema, 'create'],
+      [resource.updateSchema, 'replace'],
+    ] as const) {
+      const info = describeSchema(schema);
+      const found = bound(info, mode);
+      if (found !== undefined) parts.add(`${info.id}:${mode}:${found.key}`);
+    }
+  }
+  return [...parts].sort().join('\n');
 }
 
 /** YAML as the swagger plugin writes it (its static mode), so both spellings read the same. */
