@@ -6,8 +6,10 @@
  * file — CREATE / UPDATE / UNCHANGED / SKIP / CONFLICT — and writes. A file edited by hand is never
  * overwritten (CONFLICT). With --dry-run the same lines say what would happen and nothing is
  * written. When files changed, a migration for the schema change follows, applied right away in
- * development (`migration-step.ts`). The project is marked busy meanwhile, so a running `core run`
- * reloads once, after the database matches the new code.
+ * development (`migration-step.ts`), then the typed client the generated tests call the apps through
+ * (`core client`), also written when it is missing. In a project where the client cannot be written
+ * (not installed yet), the tests are left out, so that none imports a missing client. The project is
+ * marked busy meanwhile, so a running `core run` reloads once, after the database matches the new code.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +44,10 @@ When ENVIRONMENT is development, the migration is applied too, unless it would l
 column or table that holds values, a narrower type, NOT NULL over NULLs…): then it is written but
 not applied, and the command exits with code 3 and says what to do. A running \`core run\` reloads
 once the database matches the new code.
+
+The generated tests call the apps through the typed client (src/client/, \`core client\`), which
+follows: written after a change, or when it is missing. In a project not installed yet the tests
+are left out (none imports a missing client); run \`core generate\` again once it is.
 
 Examples:
   core generate
@@ -79,6 +85,8 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
 
   const manifests = manifestMap(all);
   const modules = new Map(all.map((entry) => [entry.manifest.name, entry.module]));
+  const { CLIENT_DIR, clientProblem, warnTestsLeftOut, writeClientAfterGenerate } = await import('./client.js');
+  const noClient = await clientProblem(root);
   const tree = new Tree(root);
   for (const entry of selected) {
     await generateApp(tree, entry.manifest, {
@@ -87,8 +95,10 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
       manifestPath: entry.path,
       manifests,
       modules,
+      test: noClient === null,
     });
   }
+  const leftOut = noClient === null ? [] : selected.map((entry) => entry.module);
   const managed = new ManagedFiles(root);
   const schemaFile = manifestSchemaFile();
   managed.write(schemaFile.path, schemaFile.content);
@@ -97,6 +107,7 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
     const planned = [...tree.changes(), ...managed.changes()].sort((a, b) => a.path.localeCompare(b.path));
     printChanges(planned);
     info(`Dry run: ${summarize(planned)}; nothing was written.`);
+    if (noClient !== null) await warnTestsLeftOut(leftOut, noClient);
     return;
   }
 
@@ -110,11 +121,16 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
 
     // The schema file follows the CLI's version, not the manifests: it alone does not call for a migration.
     const codeChanged = changes.some((c) => (c.kind === 'CREATE' || c.kind === 'UPDATE') && c.path !== schemaFile.path);
-    if (codeChanged && options.migration) {
-      const { migrateAfterGenerate } = await import('./migration-step.js');
-      await migrateAfterGenerate(root, { apply: options.apply });
+    try {
+      if (codeChanged && options.migration) {
+        const { migrateAfterGenerate } = await import('./migration-step.js');
+        await migrateAfterGenerate(root, { apply: options.apply });
+      }
+    } finally {
+      // Also when the migration step stops the command: the tests just written import the client.
+      if (noClient !== null) await warnTestsLeftOut(leftOut, noClient);
+      else if (codeChanged || !existsSync(join(root, CLIENT_DIR))) await writeClientAfterGenerate(root);
     }
-    if (codeChanged) await refreshClient(root);
   } finally {
     release();
   }
@@ -127,15 +143,4 @@ async function runGenerate(module: string | undefined, options: GenerateOptions)
       2,
     );
   }
-}
-
-/** The typed client (`core client`), once the project has one: it follows the routes just generated. */
-async function refreshClient(root: string): Promise<void> {
-  const { CLIENT_DIR, writeClient } = await import('./client.js');
-  if (!existsSync(join(root, CLIENT_DIR))) return;
-  const code = await writeClient(root).catch((error: unknown) => {
-    warn(`the typed client was not refreshed: ${(error as Error).message}`);
-    return 0;
-  });
-  if (code !== 0) warn('the typed client was not refreshed (see above); run `core client` once the app builds');
 }

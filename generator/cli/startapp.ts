@@ -3,7 +3,9 @@
  *
  * Writes the app's manifest, generates its modules, registers its plugin in `src/main.ts` and then,
  * when the project's dependencies are installed, writes the migration for its tables (and applies it
- * in development, `migration-step.ts`). Every file is
+ * in development, `migration-step.ts`) and the typed client its test calls it through (`core client`).
+ * In a project not installed yet the test is left out, so that it never imports a missing client:
+ * `core generate` writes both once the project is installed. Every file is
  * computed in memory first; a problem anywhere (a taken name, a main.ts the edit cannot place, a
  * conflict) leaves the project untouched.
  */
@@ -44,6 +46,9 @@ export function startappCommand(): Command {
 Without --template you are asked for the fields on a terminal; otherwise (no terminal) the manifest
 has only a uuid "id": add fields to src/apps/<module_name>/<module_name>.resource.json, then run
 \`core generate <module_name>\`.
+
+The app's test (test/apps/<module_name>.test.ts) calls it through the typed client (src/client/),
+written afterwards; in a project not installed yet the test is left out until \`core generate\`.
 
 Examples:
   core startapp tasks --template
@@ -103,6 +108,8 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
     ...others.map((other) => [other.manifest.name, other.module] as const),
     [manifest.name, module],
   ]);
+  const { clientProblem, warnTestsLeftOut, writeClientAfterGenerate } = await import('./client.js');
+  const noClient = await clientProblem(root);
   await generateApp(tree, manifest, {
     module,
     dir,
@@ -110,6 +117,7 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
     manifests,
     modules,
     template: options.template === true,
+    test: noClient === null,
   });
 
   const managed = new ManagedFiles(root);
@@ -131,9 +139,15 @@ async function runStartApp(module: string, options: StartAppOptions): Promise<vo
   try {
     const changes = [...tree.commit(), ...managed.commit()].sort((a, b) => a.path.localeCompare(b.path));
     printChanges(changes);
-    if (options.migration) {
-      const { migrateAfterGenerate } = await import('./migration-step.js');
-      await migrateAfterGenerate(root, { apply: options.apply });
+    try {
+      if (options.migration) {
+        const { migrateAfterGenerate } = await import('./migration-step.js');
+        await migrateAfterGenerate(root, { apply: options.apply });
+      }
+    } finally {
+      // Also when the migration step stops the command: the test just written imports the client.
+      if (noClient === null) await writeClientAfterGenerate(root);
+      else await warnTestsLeftOut([module], noClient);
     }
   } finally {
     release();

@@ -216,3 +216,4 @@ export { varyOnCredentials } from './http/vary.js';
 export { swaggerUiOnDemand } from './openapi/docs-ui.js';
 export { operationIdOf } from './openapi/operations.js';
 export { coreOpenApi, type CoreOpenApiOptions } from './openapi/plugin.js';
+export { injectFetch, type InjectFetch } from './openapi/inject-fetch.js';

@@ -168,7 +168,7 @@ describe('core init → startapp --template → run → generate → run again',
   });
 
   it(
-    'core startapp tasks --template writes the app, its test, the registration and the migration',
+    'core startapp tasks --template writes the app, its test, the registration, the migration and the typed client',
     async () => {
       const result = await timed('core startapp tasks --template', () =>
         core(['startapp', 'tasks', '--template'], { cwd: project, timeoutMs: STEP_TIMEOUT }),
@@ -186,6 +186,10 @@ describe('core init → startapp --template → run → generate → run again',
         'CREATE    src/apps/tasks/tasks.resource.json',
         'UPDATE    src/main.ts',
         'CREATE    test/apps/tasks.test.ts',
+        // The client the test calls the app through, written after the migration.
+        'CREATE src/client/openapi.json',
+        'CREATE src/client/schema.d.ts',
+        'CREATE src/client/index.ts',
       ]);
       expect(readdirSync(join(project, 'migrations/sqlite')).filter((f) => f.endsWith('.ts'))).toHaveLength(1);
     },

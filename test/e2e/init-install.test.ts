@@ -206,11 +206,28 @@ export const NoteSchema = defineModel(Note, {
   }, 60_000);
 
   describe("production build (npm run build, then npm start's command line)", () => {
+    let startapp: Awaited<ReturnType<typeof core>>;
     beforeAll(async () => {
-      // A real app with writes: the template task app, its migration applied to dev.db.
-      const startapp = await core(['startapp', 'tasks', '--template'], { cwd: project });
+      // A real app with writes: the template task app, its migration applied to dev.db, its test and typed client.
+      startapp = await core(['startapp', 'tasks', '--template'], { cwd: project });
       expect(startapp.code, startapp.stderr).toBe(0);
     }, 120_000);
+
+    it(
+      "writes the app's test with the typed client it calls the app through; npm test checks the client, then passes",
+      () => {
+        expect(startapp.stdout).toContain('CREATE    test/apps/tasks.test.ts');
+        for (const file of ['openapi.json', 'schema.d.ts', 'index.ts'])
+          expect(startapp.stdout).toContain(`CREATE src/client/${file}`);
+        const test = inProject('npm', ['test']);
+        // `pretest`: the client on disk is what `core client` would write.
+        expect(test.output).toContain('CURRENT src/client/schema.d.ts');
+        expect(test.output).toMatch(/test\/apps\/tasks\.test\.ts \(8 tests\)/);
+        expect(test.output).toMatch(/Tests\s+11 passed \(11\)/);
+        expect(test.code).toBe(0);
+      },
+      TOOL_TIMEOUT,
+    );
 
     it(
       'type-checks src/ and bundles it into dist/main.js with the ORM, the drivers and pino left external',
@@ -289,12 +306,12 @@ export const NoteSchema = defineModel(Note, {
     }, 60_000);
 
     it(
-      'core client writes a typed client; core generate refreshes it; a script using it type-checks and runs green',
+      'core client finds the client startapp wrote current; core generate refreshes it; a script using it type-checks and runs green',
       async () => {
         const client = await core(['client'], { cwd: project });
         expect(client.code, client.stderr).toBe(0);
         for (const file of ['openapi.json', 'schema.d.ts', 'index.ts'])
-          expect(client.stdout).toContain(`CREATE src/client/${file}`);
+          expect(client.stdout).toContain(`UNCHANGED src/client/${file}`);
 
         // A second resource and a relation to it: the client follows the regenerated routes.
         expect((await core(['startapp', 'projects'], { cwd: project })).code).toBe(0);
@@ -338,8 +355,14 @@ export const NoteSchema = defineModel(Note, {
           server.child.kill('SIGTERM');
           await server.exited;
         }
+
+        // The regenerated tests of both apps, through the refreshed client: the smoke test's 3, then 8 each.
+        const tests = inProject('npm', ['test']);
+        expect(tests.output).toMatch(/test\/apps\/projects\.test\.ts \(8 tests\)/);
+        expect(tests.output).toMatch(/Tests\s+19 passed \(19\)/);
+        expect(tests.code).toBe(0);
       },
-      TOOL_TIMEOUT,
+      2 * TOOL_TIMEOUT,
     );
   });
 });

@@ -1,9 +1,11 @@
 /**
  * `core client --check`, as CI runs it in a project (`npm test` runs it first, as `pretest`): nothing
  * to check without a client, 0 while the committed client matches what `core client` would write,
- * 1 with the stale and missing files named once the app changed, and never a file written.
+ * 1 with the stale and missing files named once the app changed, and never a file written. Then the
+ * client of the generated tests: `core generate` writes the tests together with the client they
+ * import (also when only the client is missing), and `--check` fails on a test importing a missing one.
  *
- * The project is the generated relation-graph app in a temporary folder, installed the cheap way:
+ * Each project is the generated relation-graph app in a temporary folder, installed the cheap way:
  * its node_modules links this repository's packages, and `@core/runtime` is a stand-in whose
  * `dist/` files load the runtime's sources (the client writer included) through the project's tsx.
  */
@@ -19,7 +21,10 @@ const CLIENT_FILES = ['openapi.json', 'schema.d.ts', 'index.ts'].map((file) => `
 /** Each run of the writer builds the app and types its document: a few seconds. */
 const RUNS_TIMEOUT = 120_000;
 
-beforeAll(() => {
+beforeAll(() => installedProject(root));
+
+/** The relation graph's sources (no test/) in `root`, with node_modules as described above. */
+function installedProject(root: string): void {
   cpSync(join(REPO_ROOT, 'fixtures/golden/relation-graph/expected/src'), join(root, 'src'), { recursive: true });
   writeFileSync(
     join(root, 'package.json'),
@@ -44,7 +49,7 @@ beforeAll(() => {
   stub('dist/openapi/cli.js', `import ${JSON.stringify(join(RUNTIME_SRC, 'openapi/cli.ts'))};\n`);
   // `core` checks that the project is installed by the migration runner's presence.
   stub('dist/migrations/cli.js', '');
-});
+}
 
 afterAll(() => project.remove());
 
@@ -106,6 +111,60 @@ describe('core client --check', () => {
       const again = await core(['client', '--check'], { cwd: root });
       expect(again.stderr).toBe('');
       expect(again.code).toBe(0);
+    },
+    RUNS_TIMEOUT,
+  );
+});
+
+describe('the typed client of the generated tests', () => {
+  const generated = tempDir('core-client-tests-');
+  const dir = generated.path;
+  const APPS = ['comments', 'labels', 'profiles', 'projects', 'tasks', 'users'];
+  const TESTS = APPS.map((app) => `test/apps/${app}.test.ts`);
+  beforeAll(() => installedProject(dir));
+  afterAll(() => generated.remove());
+
+  it(
+    'core generate writes the tests and then the client they import',
+    async () => {
+      const result = await core(['generate', '--no-migration'], { cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      const out = lines(result.stdout);
+      for (const test of TESTS) expect(out).toContain(`CREATE    ${test}`);
+      expect(out.slice(-CLIENT_FILES.length)).toEqual(CLIENT_FILES.map((file) => `CREATE ${file}`));
+      expect(lines(result.stderr)).toEqual(['Writing the typed client the tests use (core client)…']);
+      expect(readFileSync(join(dir, 'test/apps/tasks.test.ts'), 'utf8')).toContain(
+        "import { createApiClient, type Schemas } from '../../src/client/index.js';",
+      );
+
+      const check = await core(['client', '--check'], { cwd: dir });
+      expect(check.stderr).toBe('');
+      expect(check.code).toBe(0);
+    },
+    RUNS_TIMEOUT,
+  );
+
+  it(
+    'core client --check fails while a test imports a missing client; core generate writes it back',
+    async () => {
+      rmSync(join(dir, 'src/client'), { recursive: true });
+      const before = snapshot(dir);
+      const check = await core(['client', '--check'], { cwd: dir });
+      expect(check.code).toBe(1);
+      expect(lines(check.stderr)).toEqual([
+        `core: no typed client in src/client, which ${TESTS.join(', ')} import: run \`core client\` and commit the result`,
+      ]);
+      expect(snapshot(dir)).toEqual(before);
+
+      // Nothing else to change: the client alone is written.
+      const result = await core(['generate', '--no-migration'], { cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      const written = lines(result.stdout).filter((line) => !line.startsWith('UNCHANGED'));
+      expect(written).toEqual([
+        `${lines(result.stdout).filter((line) => line.startsWith('UNCHANGED')).length} unchanged`,
+        ...CLIENT_FILES.map((file) => `CREATE ${file}`),
+      ]);
+      expect((await core(['client', '--check'], { cwd: dir })).code).toBe(0);
     },
     RUNS_TIMEOUT,
   );

@@ -6,6 +6,10 @@
  * | file | owner | on `core generate` |
  * |---|---|---|
  * | `models.ts`, `schemas.ts`, `config.ts`, `test/apps/<module>.test.ts` | generator (stamped header) | rewritten; a hand edit → CONFLICT, untouched |
+ *
+ * The test calls the app through its typed client (`src/client/`), which the CLI writes after the code
+ * (`core client`); where it cannot, the CLI leaves the test out (`test: false`), so that no test imports
+ * a client that is not there.
  * | `repositories.ts`, `routers.ts`, `services.ts`, `plugin.ts` | user | never edited (recreated only when deleted) |
  *
  * The router and the repository read the manifest's values from `config.ts`. A router or repository
@@ -43,7 +47,13 @@ import { renderSchemas } from './schema.js';
 import { renderService } from './service.js';
 
 /** What `generateApp` needs besides the manifest (see `GenerateAppOptions` for the optional keys). */
-export type GenerateAppContext = GenerateAppOptions;
+export interface GenerateAppContext extends GenerateAppOptions {
+  /**
+   * false: leave `test/apps/<module>.test.ts` out (neither written nor updated). The CLI does when the
+   * typed client the test imports cannot be written (a project not installed yet).
+   */
+  test?: boolean;
+}
 
 /** What `core startapp` registers in `src/main.ts`. */
 export interface AppPlugin {
@@ -62,8 +72,8 @@ export async function generateApp(tree: Tree, manifest: Manifest, context: Gener
     [`${app.dir}/models.ts`, renderModels(app)],
     [`${app.dir}/schemas.ts`, renderSchemas(app)],
     [`${app.dir}/config.ts`, renderConfig(app)],
-    [resourceTestPath(app.module), renderResourceTest(app)],
   ];
+  if (context.test !== false) generated.push([resourceTestPath(app.module), renderResourceTest(app)]);
   const owned: [path: string, body: string, upgrade?: UpgradeRequest][] = [
     [`${app.dir}/repositories.ts`, renderRepository(app), repositoryUpgrade(app)],
     [`${app.dir}/services.ts`, renderService(app)],

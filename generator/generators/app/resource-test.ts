@@ -1,9 +1,12 @@
 /**
  * `test/apps/<module>.test.ts` (generator-owned, rewritten when the manifest changes): the seven
- * endpoints of the resource through `inject`, as an admin, on an in-memory SQLite database, plus a 422
- * on an invalid body. It passes out of the box in a generated project (`npm test`).
+ * endpoints of the resource through the app's typed client (`src/client/`, written by `core client`),
+ * answered in-process by `app.inject` through `injectFetch`, as an admin, on an in-memory SQLite
+ * database, plus a 422 on an invalid body. Every body and answer is typed by the app's OpenAPI
+ * document, so the test compiles only against a client that matches the routes. It passes out of the
+ * box in a generated project (`npm test`).
  */
-import { array, literal, object, print, str, type Expr } from '../../engine/code.js';
+import { array, call, literal, member, object, print, str, type Expr } from '../../engine/code.js';
 import { Imports } from '../../engine/imports.js';
 import { render } from '../../engine/render.js';
 import type { AppModel } from './normalize.js';
@@ -14,18 +17,27 @@ export function resourceTestPath(module: string): string {
   return `test/apps/${module}.test.ts`;
 }
 
+/** Where the test imports the typed client from (the project's `src/client/`, see `core client`). */
+export const CLIENT_IMPORT = '../../src/client/index.js';
+
 export function renderResourceTest(app: AppModel): string {
   const { names } = app;
   const bodies = testBodies(app);
   const imports = new Imports()
     .type('fastify', 'FastifyInstance')
     .value('vitest', 'afterAll', 'beforeAll', 'describe', 'expect', 'it')
-    .value('@core/runtime', 'dbManager', 'signToken')
+    .value('@core/runtime', 'dbManager', 'injectFetch', 'signToken')
+    .value(CLIENT_IMPORT, 'createApiClient')
+    .type(CLIENT_IMPORT, 'Schemas')
     .value('../../src/main.js', 'buildApp');
-  const collection = `${app.prefix.replace(/\/$/, '')}/`;
+  // The paths of the OpenAPI document: the prefix without its trailing slash, `{id}` for the record.
+  const collection = app.prefix.replace(/\/+$/, '');
+  const byId = `${collection}/{id}`;
   const pk = app.primary.name;
+  const createType = names.createSchema;
+  const outType = names.outSchema;
   const change = bodies.change;
-  const returnLine = `  return ${print(object(bodies.body), 2, 9, 1)};`;
+  const params = object([['path', object([['id', `created.${pk}`]])]]);
   const expectation = (value: Expr): string =>
     print(object([[pk, `created.${pk}`], ...(change ? [[change.name, value] as const] : [])]), 4, 48, 2);
 
@@ -35,26 +47,89 @@ export function renderResourceTest(app: AppModel): string {
       `\`core generate ${app.module}\`: write tests of your own in another file of test/.`,
     ],
     imports: imports.render(),
-    names,
+    createType,
+    outType,
     collection,
-    hasPrerequisites: bodies.prerequisites.length > 0,
-    validBody:
-      bodies.prerequisites.length > 0 ? 'async function validBody(): Promise<Row>' : 'function validBody(): Row',
-    validBodyCall: bodies.prerequisites.length > 0 ? 'await validBody()' : 'validBody()',
-    prerequisites: bodies.prerequisites.map(
-      (p) =>
-        `  const ${p.variable} = await create('${p.url}', ${print(object(p.entries), 2, p.variable.length + 25 + p.url.length, 2)});`,
-    ),
-    returnLine,
-    hasRoundTrip: bodies.roundTrip.length > 0,
-    roundTrip: print(array(bodies.roundTrip.map(str)), 0, 37, 1),
     pk,
-    putPayload: change ? `{ ...body, ${change.name}: ${print(literal(change.put), 4)} }` : 'body',
+    hasPrerequisites: bodies.prerequisites.length > 0,
+    validBodyCall: bodies.prerequisites.length > 0 ? 'await validBody()' : 'validBody()',
+    prerequisites: bodies.prerequisites.flatMap((p) => [
+      statement(2, `const ${p.variable}Body: Schemas['${p.entity}Create'] = `, object(p.entries)),
+      statement(
+        2,
+        `const ${p.variable} = `,
+        member(call('expectStatus', clientCall('POST', p.path, object([['body', `${p.variable}Body`]])), '201'), 'data'),
+      ),
+    ]),
+    returnLine: statement(2, 'return ', object(bodies.body)),
+    hasRoundTrip: bodies.roundTrip.length > 0,
+    roundTrip: statement(
+      0,
+      `const ROUND_TRIP: readonly (keyof ${createType} & keyof ${outType})[] = `,
+      array(bodies.roundTrip.map(str)),
+    ),
+    getCall: clientStatement('result', 'GET', byId, object([['params', params]])),
+    putCall: clientStatement(
+      'result',
+      'PUT',
+      byId,
+      object([
+        ['params', params],
+        ['body', change ? `{ ...body, ${change.name}: ${print(literal(change.put), 6)} }` : 'body'],
+      ]),
+    ),
     putExpected: expectation(change ? literal(change.put) : ''),
-    patchPayload: change ? print(object([[change.name, literal(change.patch)]]), 4, 58, 3) : '{}',
+    patchCall: clientStatement(
+      'result',
+      'PATCH',
+      byId,
+      object([
+        ['params', params],
+        ['body', change ? object([[change.name, literal(change.patch)]]) : '{}'],
+      ]),
+    ),
     patchExpected: expectation(change ? literal(change.patch) : ''),
     changeDescription: change ? `, changing \`${change.name}\`` : ' (no field can change)',
-    searchPayload: `{ filters: [{ field: '${pk}', op: 'eq', value: created.${pk} }] }`,
-    invalidPayload: print(literal(bodies.invalid), 4, 58, 3),
+    searchCall: clientStatement(
+      'result',
+      'POST',
+      `${collection}/search`,
+      object([
+        [
+          'body',
+          object([
+            [
+              'filters',
+              array([
+                object([
+                  ['field', str(pk)],
+                  ['op', "'eq'"],
+                  ['value', `created.${pk}`],
+                ]),
+              ]),
+            ],
+          ]),
+        ],
+      ]),
+    ),
+    deleteCall: clientStatement('result', 'DELETE', byId, object([['params', params]])),
+    goneCall: clientStatement('gone', 'GET', byId, object([['params', params]])),
+    invalidLine: statement(4, 'const invalid = ', call('JSON.stringify', literal(bodies.invalid))),
+    location: `\`${collection}/\${created.${pk}}\``,
   });
+}
+
+/** `const <name> = await api.<METHOD>('<path>', <options>);` at the indentation of a test body. */
+function clientStatement(name: string, method: string, path: string, options: Expr): string {
+  return statement(4, `const ${name} = `, clientCall(method, path, options));
+}
+
+/** `await api.<METHOD>('<path>', <options>)`: a call of the typed client, on a path of the document. */
+function clientCall(method: string, path: string, options: Expr): Expr {
+  return call(`await api.${method}`, str(path), options);
+}
+
+/** `<head><expr>;` indented by `indent`, `expr` broken as the formatter would when the line is too long. */
+function statement(indent: number, head: string, expr: Expr): string {
+  return `${' '.repeat(indent)}${head}${print(expr, indent, indent + head.length, 1)};`;
 }

@@ -16,15 +16,23 @@ import { resolveRelations } from './relations.js';
 /** Names of the generated test file that a prerequisite's variable must not shadow. */
 const RESERVED = new Set([
   'app',
-  'headers',
-  'create',
+  'api',
+  'token',
+  'expectStatus',
   'validBody',
   'body',
   'created',
-  'url',
+  'result',
+  'gone',
+  'invalid',
   'expect',
   'it',
   'describe',
+  'buildApp',
+  'createApiClient',
+  'dbManager',
+  'injectFetch',
+  'signToken',
 ]);
 
 /** 0: the create body; 1: the PUT change; 2: the PATCH change. */
@@ -120,8 +128,10 @@ export interface Prerequisite {
   readonly table: string;
   /** Variable holding the created record, e.g. `project`. */
   readonly variable: string;
-  /** Collection URL of its resource, e.g. `/projects/`. */
-  readonly url: string;
+  /** Its model class, e.g. `Project` (its create body is the document's `ProjectCreate`). */
+  readonly entity: string;
+  /** Collection path of its resource in the OpenAPI document, e.g. `/projects`. */
+  readonly path: string;
   readonly entries: readonly (readonly [string, Expr])[];
 }
 
@@ -217,12 +227,15 @@ function bodyOf(
     const target = app.manifests.get(r.target.table)!;
     const targetBody = bodyOf(app, target, [...path, r.target.table], prerequisites, taken, via ?? r.name);
     let variable = camel(r.name);
-    for (let n = 2; taken.has(variable) || RESERVED.has(variable); n++) variable = `${camel(r.name)}${n}`;
-    taken.add(variable);
+    // `<variable>Body` holds its create body: both names must be free.
+    const free = (name: string) => !taken.has(name) && !RESERVED.has(name);
+    for (let n = 2; !free(variable) || !free(`${variable}Body`); n++) variable = `${camel(r.name)}${n}`;
+    taken.add(variable).add(`${variable}Body`);
     prerequisites.push({
       table: r.target.table,
       variable,
-      url: `${(target.prefix ?? `/${target.name}`).replace(/\/$/, '')}/`,
+      entity: target.entity,
+      path: (target.prefix ?? `/${target.name}`).replace(/\/+$/, ''),
       entries: targetBody,
     });
     entries.push([r.key, `${variable}.${r.target.pk.name}`]);
