@@ -58,7 +58,10 @@ export function renderResourceTest(app: AppModel): string {
       statement(
         2,
         `const ${p.variable} = `,
-        member(call('expectStatus', clientCall('POST', p.path, object([['body', `${p.variable}Body`]])), '201'), 'data'),
+        member(
+          call('expectStatus', clientCall('POST', p.path, object([['body', `${p.variable}Body`]])), '201'),
+          'data',
+        ),
       ),
     ]),
     returnLine: statement(2, 'return ', object(bodies.body)),
