@@ -180,6 +180,8 @@ describe('core init <name> --no-install', () => {
       'new Kernel(',
       'registerDbEventDispatcher(kernel.dispatcher, dbManager.db, { settings })',
       'Fastify({',
+      // Before any plugin loads: a plugin loaded earlier would keep Fastify's own error handler.
+      'useCoreErrors(app)',
       'app.register(kernel.lifespan)',
       'app.register(swagger',
       'kernel.setup(app)',
@@ -187,7 +189,6 @@ describe('core init <name> --no-install', () => {
       'app.register(RequestLogMiddleware)',
       'app.register(coreContextPlugin, { secret: settings.secretKey, policies: overrides.policies ?? policies })',
       'useCoreRequest(app)',
-      'useCoreErrors(app)',
       'app.register(coreHealthRoutes',
       'listenWithLifecycle(app, settings)',
     ];
