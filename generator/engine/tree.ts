@@ -117,10 +117,16 @@ export class Tree {
    */
   commit(): Change[] {
     const changes = this.changes();
+    // Many files share a folder: create each folder once, not once per file.
+    const folders = new Set<string>();
     for (const change of changes) {
       if (change.kind !== 'CREATE' && change.kind !== 'UPDATE') continue;
       const abs = this.abs(change.path);
-      mkdirSync(dirname(abs), { recursive: true });
+      const folder = dirname(abs);
+      if (!folders.has(folder)) {
+        mkdirSync(folder, { recursive: true });
+        folders.add(folder);
+      }
       const tmp = `${abs}.core-tmp-${process.pid}`;
       writeFileSync(tmp, this.pending.get(change.path)!.content);
       renameSync(tmp, abs);
