@@ -6,12 +6,13 @@
  * app in `beforeAll` and closes it (and the database) in `afterAll`; vitest runs a file's suites one
  * after another.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { dbManager, loadSettings, type Database, type PolicyDocument } from '@core/runtime';
 import { buildApp } from './fixtures/app/src/main.js';
+import { callerOf, signClaimsWith } from '../helpers/callers.js';
 import { describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
 export const SECRET = 'p'.repeat(48);
@@ -27,15 +28,12 @@ export function rowFilterPolicies(): PolicyDocument {
   return JSON.parse(readFileSync(new URL('./fixtures/row-filters.policies.json', import.meta.url), 'utf8'));
 }
 
-const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-
 /**
  * An HS256 token signed with the app's secret carrying exactly these claims (plus `exp`): unlike
  * `signToken`, it can leave `sub` out or add claims of any name, which `$claim` values read.
  */
 export function signClaims(claims: Json): string {
-  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ exp: Math.floor(Date.now() / 1000) + 3600, ...claims })}`;
-  return `${head}.${createHmac('sha256', Buffer.from(SECRET, 'utf8')).update(head).digest('base64url')}`;
+  return signClaimsWith(SECRET, claims);
 }
 
 export interface StartOptions {
@@ -115,17 +113,7 @@ export function describeAccessApp(
 }
 
 function accessApi(dbName: DatabaseName, app: FastifyInstance, db: Database): AccessApp {
-  const call: AccessApp['call'] = (token, method, url, payload, headers = {}) =>
-    app.inject({
-      method,
-      url,
-      headers: {
-        ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-        ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
-    });
+  const call: AccessApp['call'] = callerOf(app);
   return {
     dbName,
     app,

@@ -9,11 +9,12 @@
  * - `auditor` views every task, and filters nothing;
  * - `admin` may do everything and filters nothing.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, vi } from 'vitest';
 import { dbManager, loadSettings, type Database, type PolicyDocument, type QueryEvent } from '@core/runtime';
 import { buildApp } from '../../fixtures/golden/relation-graph/expected/src/main.js';
+import { callerOf, signClaimsWith } from '../helpers/callers.js';
 import { describePerDatabase, type DatabaseName } from '../helpers/databases.js';
 
 export const SECRET = 's'.repeat(48);
@@ -69,12 +70,9 @@ export const UNFILTERED: PolicyDocument = {
   ),
 };
 
-const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
-
 /** An HS256 token with exactly these claims (and `exp`), signed with the app's secret. */
 export function signClaims(claims: Json): string {
-  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ exp: Math.floor(Date.now() / 1000) + 3600, ...claims })}`;
-  return `${head}.${createHmac('sha256', Buffer.from(SECRET, 'utf8')).update(head).digest('base64url')}`;
+  return signClaimsWith(SECRET, claims);
 }
 
 export const ADMIN = signClaims({ sub: 'root', roles: ['admin'] });
@@ -127,17 +125,7 @@ export async function startScopeApp(
 }
 
 export function scopeApi(dbName: DatabaseName, app: FastifyInstance, db: Database): ScopeApp {
-  const call: ScopeApp['call'] = (token, method, url, payload, headers = {}) =>
-    app.inject({
-      method,
-      url,
-      headers: {
-        ...(token === null ? {} : { authorization: `Bearer ${token}` }),
-        ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
-    });
+  const call: ScopeApp['call'] = callerOf(app);
   return {
     dbName,
     app,
