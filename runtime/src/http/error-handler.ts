@@ -191,6 +191,13 @@ export function appExceptionHandler(error: unknown, request: FastifyRequest, rep
   void reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 
+/**
+ * Options of a route Core registers outside `CoreAPIRoute` (docs, OpenAPI, health): hidden from the
+ * document, and answering errors in the envelope even when the app sets its error handler after
+ * loading the plugin (Fastify copies the handler into each route when the route is registered).
+ */
+export const CORE_PLAIN_ROUTE = { schema: { hide: true }, errorHandler: appExceptionHandler } as const;
+
 /** Says that a route match does not in fact serve the URL, from the parameters it matched. */
 export type MatchFilter = (params: Readonly<Record<string, string | undefined>>) => boolean;
 

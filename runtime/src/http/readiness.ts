@@ -23,11 +23,7 @@ import type { Dispatcher } from '../events/dispatcher.js';
 import { pendingCoreMigrations } from '../migrations/core-migrations.js';
 import { eventBrokerOf } from '../outbox/event-broker.js';
 import { lifecyclePhase } from './lifecycle.js';
-import { appExceptionHandler } from './error-handler.js';
-
-// Route-level: these routes answer in the envelope even when the app sets its error handler after
-// loading this plugin (Fastify copies the handler into each route when it is registered).
-const CORE_ROUTE_OPTIONS = { schema: { hide: true }, errorHandler: appExceptionHandler };
+import { CORE_PLAIN_ROUTE } from './error-handler.js';
 
 export interface HealthRoutesOptions {
   /** The project folder, whose `migrations/<dialect>/` holds the migrations that must be applied; default the working directory. */
@@ -55,8 +51,8 @@ const MIGRATIONS_TABLE = 'mikro_orm_migrations';
 export const coreHealthRoutes = fastifyPlugin(
   async (app: FastifyInstance, options: HealthRoutesOptions) => {
     const checker = new ReadinessChecker(options);
-    app.get('/health', CORE_ROUTE_OPTIONS, async () => ({ status: 'ok' }));
-    app.get('/ready', CORE_ROUTE_OPTIONS, async (_request, reply) => {
+    app.get('/health', CORE_PLAIN_ROUTE, async () => ({ status: 'ok' }));
+    app.get('/ready', CORE_PLAIN_ROUTE, async (_request, reply) => {
       const report = await checker.check(lifecyclePhase(app) !== 'serving');
       void reply.code(report.status === 'ready' ? 200 : 503).header('cache-control', 'no-store');
       return report;

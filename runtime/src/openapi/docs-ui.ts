@@ -2,17 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Fastify from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
 import type { StaticDocumentSpec } from '@fastify/swagger'; // also declares the `app.swagger()` decorator
-import { appExceptionHandler } from '../http/error-handler.js';
+import { CORE_PLAIN_ROUTE } from '../http/error-handler.js';
 import type {} from './plugin.js'; // declares `app.coreDocsDisabled`
 
 export interface SwaggerUiOnDemandOptions {
   /** Where the page is served, e.g. `/docs`: the page itself, `<prefix>/json`, `<prefix>/yaml` and `<prefix>/static/*`. */
   routePrefix: string;
 }
-
-// Route-level: these routes answer in the envelope even when the app sets its error handler after
-// loading this plugin (Fastify copies the handler into each route when it is registered).
-const CORE_ROUTE_OPTIONS = { schema: { hide: true }, errorHandler: appExceptionHandler };
 
 /** Headers of the docs app's response that belong to its own connection, not to ours. */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
@@ -69,8 +65,8 @@ async function docsUi(app: FastifyInstance, options: SwaggerUiOnDemandOptions): 
     return reply.send(res.rawPayload);
   };
 
-  app.get(prefix, CORE_ROUTE_OPTIONS, handler);
-  app.get(`${prefix}/*`, CORE_ROUTE_OPTIONS, handler);
+  app.get(prefix, CORE_PLAIN_ROUTE, handler);
+  app.get(`${prefix}/*`, CORE_PLAIN_ROUTE, handler);
   app.addHook('onClose', async () => {
     const loaded = ui;
     ui = undefined;

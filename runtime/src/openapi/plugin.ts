@@ -10,11 +10,7 @@ import { describeSchema, type SchemaInfo } from '../schema/schema-info.js';
 import type { Json } from './components.js';
 import { buildDocument, CORE_ROUTE_MARK } from './document.js';
 import type { CoreRouteEntry } from './operations.js';
-import { appExceptionHandler } from '../http/error-handler.js';
-
-// Route-level: these routes answer in the envelope even when the app sets its error handler after
-// loading this plugin (Fastify copies the handler into each route when it is registered).
-const CORE_ROUTE_OPTIONS = { schema: { hide: true }, errorHandler: appExceptionHandler };
+import { CORE_PLAIN_ROUTE } from '../http/error-handler.js';
 
 export interface CoreOpenApiOptions {
   /**
@@ -157,13 +153,13 @@ async function openApi(app: FastifyInstance, options: CoreOpenApiOptions): Promi
   const perCaller = (reply: FastifyReply): FastifyReply =>
     reply.header('vary', 'Authorization, Cookie').header('cache-control', 'private');
 
-  app.get(`${prefix}/json`, CORE_ROUTE_OPTIONS, async (request: FastifyRequest, reply: FastifyReply) => {
+  app.get(`${prefix}/json`, CORE_PLAIN_ROUTE, async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = documentFor(request);
     return perCaller(reply)
       .type('application/json; charset=utf-8')
       .send(caller?.json ?? app.swagger());
   });
-  app.get(`${prefix}/yaml`, CORE_ROUTE_OPTIONS, async (request: FastifyRequest, reply: FastifyReply) => {
+  app.get(`${prefix}/yaml`, CORE_PLAIN_ROUTE, async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = documentFor(request);
     perCaller(reply);
     let text: string | Promise<string> = app.swagger({ yaml: true });
