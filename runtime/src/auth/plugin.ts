@@ -1,6 +1,7 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { fastifyPlugin } from 'fastify-plugin';
-import { container, createToken, type Container, type InjectionToken } from '../container/index.js';
+import { container, type Container } from '../container/container.js';
+import { createToken, type InjectionToken } from '../container/token.js';
 import { hasPermission, type CoreContext } from '../context/context.js';
 import { continueIn, decorateRequestStore, requestStoreFor } from '../container/request-store.js';
 import { ForbiddenError, UnauthenticatedError } from '../errors.js';

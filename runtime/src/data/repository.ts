@@ -2,14 +2,8 @@ import type { EntityMetadata } from '@mikro-orm/core';
 import { getContext, type CoreContext } from '../context/context.js';
 import { ForbiddenError, type NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
 import { modelInfo, type ModelInfo } from '../model/model-info.js';
-import {
-  type FilterNode,
-  ModelReader,
-  type ListParams,
-  type ModelReaderOptions,
-  type ReadOptions,
-  type SearchRequest,
-} from '../search/index.js';
+import type { FilterNode, SearchRequest } from '../search/search-request.js';
+import { ModelReader, type ListParams, type ModelReaderOptions, type ReadOptions } from '../search/model-reader.js';
 import {
   resolveRowScope,
   type ResolvedScope,

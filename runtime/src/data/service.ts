@@ -1,4 +1,5 @@
-import type { ListParams, ReadOptions, SearchRequest } from '../search/index.js';
+import type { ListParams, ReadOptions } from '../search/model-reader.js';
+import type { SearchRequest } from '../search/search-request.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Base, ModelClass } from '../model/base.js';
 import type { BaseRepository, DeleteOptions, Id, UpdateOptions } from './repository.js';

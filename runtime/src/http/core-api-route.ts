@@ -5,7 +5,7 @@ import type {
   preHandlerHookHandler,
   preSerializationHookHandler,
 } from 'fastify';
-import { assertPermission } from '../auth/index.js';
+import { assertPermission } from '../auth/plugin.js';
 import { getContext, type CoreContext } from '../context/context.js';
 import { CoreJSONResponse } from './core-json-response.js';
 import { appExceptionHandler } from './error-handler.js';

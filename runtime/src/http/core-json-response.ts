@@ -1,4 +1,4 @@
-import type { Serializer } from '../schema/index.js';
+import type { Serializer } from '../schema/types.js';
 
 export interface CoreJSONResponseOptions {
   /** HTTP status; 200 by default. */

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import type { Token } from '../container/index.js';
+import type { Token } from '../container/token.js';
 import type { SchemaClass } from '../schema/context-schema.js';
 
 /** The seven operations of a resource router, named as the document's operationIds start. */

@@ -7,13 +7,8 @@ import { planOutput, type OutputNode } from '../schema/output-plan.js';
 import { restrictionScope, visibility } from '../schema/restriction-scope.js';
 import { describeSchema, reachableSchemas, type SchemaInfo } from '../schema/schema-info.js';
 import type { ResourceDescription } from '../http/route-doc.js';
-import {
-  FilterLeafSchema,
-  GROUP_OPERATORS,
-  SearchRequestSchema,
-  SortRuleSchema,
-  type SearchLimits,
-} from '../search/index.js';
+import { FilterLeafSchema, GROUP_OPERATORS, SearchRequestSchema, SortRuleSchema } from '../search/search-request.js';
+import type { SearchLimits } from '../search/limits.js';
 import { OPERATOR_SET_NAMES, operatorsOf, resourceQueries, type ResourceQueries } from './queries.js';
 import { errorResponseName } from './statuses.js';
 

@@ -1,9 +1,11 @@
-import { container, type Token } from '../container/index.js';
+import { container } from '../container/container.js';
+import type { Token } from '../container/token.js';
 import { dbManager } from '../db/database.js';
 import type { ValueKind } from '../model/codecs.js';
 import { modelInfo, type ModelInfo } from '../model/model-info.js';
 import { resolveFieldPath, resolveRelationPath } from '../model/paths.js';
-import { DEFAULT_SEARCH_LIMITS, FILTER_OPERATORS, type FilterOperator, type SearchLimits } from '../search/index.js';
+import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from '../search/limits.js';
+import { FILTER_OPERATORS, type FilterOperator } from '../search/search-request.js';
 import type { ResourceDescription } from '../http/route-doc.js';
 
 /**

@@ -1,1 +1,0 @@
-export { UnitOfWork, type UnitOfWorkOptions } from './unit-of-work.js';
