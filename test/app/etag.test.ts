@@ -48,6 +48,26 @@ describeFixtureApp('ETag and If-Match', (ctx) => {
     expect(patched.headers['etag']).toBe(after);
   });
 
+  it('GET by id reads the tag with the row: one statement, the same tag as a write gives', async () => {
+    const task = await ctx.createTask({ title: 'one read', assignee_email: 'b@example.com' });
+    for (const role of ['admin', 'editor'] as const) {
+      const { result, sql } = await ctx.countSql(() => ctx.request(role, { method: 'GET', url: `/tasks/${task.id}` }));
+      expect(result.statusCode).toBe(200);
+      expect(sql.map((q) => q.sql)).toHaveLength(1);
+      // The stored columns read for the tag stay out of the body, a hidden one included.
+      expect(Object.keys(result.json().data).some((key) => key.startsWith('$'))).toBe(false);
+      if (role === 'editor') expect(result.json().data).not.toHaveProperty('assignee_email');
+    }
+    const patched = await write('PATCH', task.id, undefined, { title: 'one read, changed' });
+    expect(await etagOf(task.id)).toBe(patched.headers['etag']);
+    // A missing record is one statement too, and no tag.
+    const missing = await ctx.countSql(() =>
+      ctx.request('admin', { method: 'GET', url: '/tasks/00000000-0000-4000-8000-000000000000' }),
+    );
+    expect(missing.result.statusCode).toBe(404);
+    expect(missing.sql).toHaveLength(1);
+  });
+
   it('no ETag and a 404 for a missing record; list and search send none', async () => {
     const missing = await ctx.request('admin', { method: 'GET', url: '/tasks/00000000-0000-4000-8000-000000000000' });
     expect(missing.statusCode).toBe(404);

@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import { expect, it } from 'vitest';
-import { CoreJSONResponse, type CoreRouteOptions, type ResourceRoutes } from '@core/runtime';
+import { CoreJSONResponse, type CoreRouteOptions, type ResourceRoutes, type RouterService } from '@core/runtime';
+import type { TaskCreateInput, TaskUpdateInput } from '../../fixtures/apps/tasks/src/apps/tasks/schemas.js';
 import { TaskRouter } from '../../fixtures/apps/tasks/src/apps/tasks/routers.js';
 import { describeFixtureApp } from './helpers.js';
 
@@ -43,9 +44,24 @@ class KeptTaskRouter extends TaskRouter {
   }
 }
 
+/** A service whose `get` answers with a copy of the row: the copy carries no ETag of its own. */
+class CopyingTaskRouter extends TaskRouter {
+  override readonly prefix: string = '/copied-tasks';
+
+  protected override resolveService(): RouterService<TaskCreateInput, TaskUpdateInput> {
+    const service = super.resolveService();
+    return Object.assign(Object.create(service) as typeof service, {
+      get: async (id: unknown, options?: { include?: string[]; etag?: boolean }) => ({
+        ...(await service.get(id, options)),
+      }),
+    });
+  }
+}
+
 async function configure(app: FastifyInstance): Promise<void> {
   await app.register(new CachedTaskRouter().router);
   await app.register(new KeptTaskRouter().router);
+  await app.register(new CopyingTaskRouter().router);
 }
 
 describeFixtureApp(
@@ -61,6 +77,22 @@ describeFixtureApp(
       expect(changed.json()).toEqual(scaffolded.json());
       expect(changed.headers.etag).toBe(scaffolded.headers.etag);
       expect(changed.headers.vary).toBe(scaffolded.headers.vary);
+    });
+
+    it('GET /:id of a service whose `get` drops the row’s tag still sends the record’s ETag', async () => {
+      const task = await ctx.createTask({ title: 'copied' });
+      const copied = await ctx.request('viewer', { method: 'GET', url: `/copied-tasks/${task.id}` });
+      const scaffolded = await ctx.request('viewer', { method: 'GET', url: `/tasks/${task.id}` });
+      expect(copied.statusCode).toBe(200);
+      expect(copied.json()).toEqual(scaffolded.json());
+      expect(copied.headers.etag).toBe(scaffolded.headers.etag);
+      const written = await ctx.request('admin', {
+        method: 'PATCH',
+        url: `/copied-tasks/${task.id}`,
+        payload: { title: 'changed' },
+        headers: { 'if-match': String(copied.headers.etag) },
+      });
+      expect(written.statusCode).toBe(200);
     });
 
     it('GET /:id keeps its guard and its id check before the hook’s handler runs', async () => {

@@ -13,10 +13,14 @@ import { ReferenceKind, type EntityMetadata, type EntityProperty } from '@mikro-
 import { PreconditionFailedError } from '../errors.js';
 import type { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Database } from '../db/database.js';
-import { canonicalValue, ETagSigner, ifMatchAccepts, parseIfMatch, type IfMatch } from './etag.js';
+import type { RowExtras } from '../search/by-id.js';
+import { canonicalValue, ETagSigner, ifMatchAccepts, parseIfMatch, setRowETag, type IfMatch } from './etag.js';
 import type { Id } from './repository-input.js';
 
 type Rows = Record<string, unknown>[];
+
+/** The prefix of the stored columns' aliases in a row's statement: `$tag0`, `$tag1`… (no output key starts with `$`). */
+const STATE_ALIAS = '$tag';
 type Runner = (sql: string, params: readonly unknown[]) => Promise<Rows>;
 
 /** One many-to-many relation the model owns: its link ids are part of the row's state. */
@@ -32,6 +36,8 @@ export class RecordTags {
   private readonly signer: ETagSigner;
   /** Versioned: `select v`; otherwise every stored column, aliased `c0, c1…`. */
   private readonly stateSql: string;
+  /** The same stored columns, unqualified, for `alongRow`. */
+  private readonly stateColumns: readonly string[];
   private readonly columns: number;
   private readonly links: readonly OwnedLinks[];
   private readonly lockSuffix: string;
@@ -54,6 +60,7 @@ export class RecordTags {
       const column = db.quote(versionColumn(meta, versionProperty));
       this.versionProperty = versionProperty;
       this.stateSql = `select ${column} as v from ${from} where ${pk} = ?`;
+      this.stateColumns = [column];
       this.columns = 1;
       this.links = [];
       this.bumpSql = `update ${from} set ${column} = ${column} + 1 where ${pk} = ? returning ${column} as v`;
@@ -83,6 +90,7 @@ export class RecordTags {
     }
     this.versionProperty = undefined;
     this.stateSql = `select ${columns.map((c, i) => `${c} as c${i}`).join(', ')} from ${from} where ${pk} = ?`;
+    this.stateColumns = columns;
     this.columns = columns.length;
     this.links = links;
   }
@@ -96,6 +104,28 @@ export class RecordTags {
       const rows = this.db.selectSync<Record<string, unknown>>(sql, params);
       return rows ? Promise.resolve(rows) : this.db.select<Record<string, unknown>>(sql, params);
     });
+  }
+
+  /**
+   * The record's tag read with its row, in the row's statement (`readByIds`' extras): the stored
+   * columns are selected under aliases no output key can take and never reach the output. Null when
+   * the tag needs statements of its own (a model owning many-to-many links).
+   */
+  alongRow(key: Id): RowExtras | null {
+    if (this.links.length > 0) return null;
+    const columns = this.stateColumns;
+    const alias = (i: number): string => this.db.quote(`${STATE_ALIAS}${i}`);
+    return {
+      key: 'etag',
+      select: (table) => columns.map((c, i) => `${table}.${c} as ${alias(i)}`).join(', '),
+      attach: (raw, out) => {
+        const tag =
+          this.versionProperty !== undefined
+            ? this.versionTag(key, raw[`${STATE_ALIAS}0`])
+            : this.signer.tag(this.stateMessage((i) => raw[`${STATE_ALIAS}${i}`]));
+        setRowETag(out, tag);
+      },
+    };
   }
 
   /**
@@ -147,14 +177,20 @@ export class RecordTags {
     const [row] = await run(this.stateSql + suffix, [key]);
     if (!row) return null;
     if (this.versionProperty !== undefined) return this.versionTag(key, row.v);
-    let message = `s\u0000${this.table}`;
-    for (let i = 0; i < this.columns; i++) message += `\u0000${canonicalValue(row[`c${i}`])}`;
+    let message = this.stateMessage((i) => row[`c${i}`]);
     for (const link of this.links) {
       const ids = (await run(link.sql, [key])).map((r) => canonicalValue(r.v)).sort();
       message += `\u0000L${link.name}`;
       for (const id of ids) message += `\u0000${id}`;
     }
     return this.signer.tag(message);
+  }
+
+  /** What a model's tag signs before its links: the table and its stored columns' values, by position. */
+  private stateMessage(column: (i: number) => unknown): string {
+    let message = `s\u0000${this.table}`;
+    for (let i = 0; i < this.columns; i++) message += `\u0000${canonicalValue(column(i))}`;
+    return message;
   }
 
   private versionTag(key: Id, version: unknown): string {

@@ -154,8 +154,22 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     return this.state().reader;
   }
 
+  /**
+   * The record with this id, or null. With `options.etag` its ETag comes with it (`etagOf(row)`): read
+   * in the row's own statement, so tag and row are of the same snapshot, unless the model owns
+   * many-to-many links, whose ids take statements of their own.
+   */
   async get(id: Id, options: ReadOptions = {}): Promise<Row<M> | null> {
-    return this.reader.get(id, options);
+    if (!options.etag) return this.reader.get(id, options);
+    const key = await this.checkedKey(id, options);
+    const { tags, reader } = this.state();
+    const extras = tags.alongRow(key);
+    if (extras) return reader.getWith(id, options, extras);
+    // Read before the row: a tag older than its row can only cause a needless 412, never a lost update.
+    const tag = await this.etag(id, options);
+    const row = await reader.get(id, options);
+    if (row && tag !== null) setRowETag(row, tag);
+    return row;
   }
 
   async getByIds(ids: readonly Id[], options: ReadOptions = {}): Promise<Row<M>[]> {
@@ -290,15 +304,22 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * many-to-many links the record owns. `options.include` is checked as `get` checks it.
    */
   async etag(id: Id, options: ReadOptions = {}): Promise<string | null> {
-    const { plan, tags, reader, info } = this.state();
-    // A view checks its includes before any SQL (unknown → 422, restricted → 403); an empty read does
-    // the same checks and sends nothing, so a view that will be refused sends no statement for its tag.
-    if (options.include !== undefined) await reader.getByIds([], options);
-    const key = plan.parseId(id);
+    const { tags, info } = this.state();
+    const key = await this.checkedKey(id, options);
     const scope = resolveRowScope(this.db, info, 'view', getContext());
     // A row outside the caller's scope has no tag for them, as a missing one.
     if (scope && (await this.visibleIds(info, scope, [key])).size === 0) return null;
     return tags.current(key);
+  }
+
+  /**
+   * A view's includes checked, then its id parsed, before any SQL: unknown → 422, restricted → 403
+   * (an empty read does the include checks and sends nothing), then an id its key cannot hold → 422.
+   */
+  private async checkedKey(id: Id, options: ReadOptions): Promise<Id> {
+    const { plan, reader } = this.state();
+    if (options.include !== undefined) await reader.getByIds([], options);
+    return plan.parseId(id);
   }
 
   /** Flushes the unit, turning constraint violations into `ConflictError`s. */

@@ -50,6 +50,20 @@ function keyString(pk: ColumnInfo, value: unknown): string {
 const CHUNK = 500;
 
 /**
+ * Columns a caller reads with each row in the same statement, outside the row's output: a record's
+ * stored state for its ETag (`RecordTags.alongRow`), so GET sends one statement, not two, and the tag
+ * and the row come from the same snapshot.
+ */
+export interface RowExtras {
+  /** Tells one set of extra columns from another in the statement cache. */
+  readonly key: string;
+  /** The select-list items, on the root table's `alias`, under aliases no output key can take. */
+  select(alias: string): string;
+  /** Receives each raw row and the output object made of it. */
+  attach(raw: Readonly<Record<string, unknown>>, out: Record<string, unknown>): void;
+}
+
+/**
  * Rows by primary key, in the order of `ids` (first occurrence; duplicates collapse; missing ids are
  * left out). One statement per 500 ids, plus one per to-many include. All ids are checked first.
  * With `scope`, a row outside the caller's scope is left out as a missing one is.
@@ -63,6 +77,7 @@ export async function readByIds(
   limits: Readonly<SearchLimits>,
   single: boolean,
   scope?: ScopeRequest,
+  extras?: RowExtras,
 ): Promise<Record<string, unknown>[]> {
   const refs = analyzeIncludes(include, 'include', limits);
   const wanted = new Map<string, unknown>();
@@ -98,11 +113,14 @@ export async function readByIds(
   for (let start = 0; start < values.length; start += CHUNK) {
     const chunk = values.slice(start, start + CHUNK);
     const size = bucketSize(chunk.length);
-    const mode = `id${size}`;
+    const mode = extras ? `id${size}|${extras.key}` : `id${size}`;
     let sql = shape.statements.get(mode);
     if (sql === undefined) {
       const pk = qualified(shape.rootAlias, info.pk.quoted);
-      sql = `${shape.from} where ${pk} ${size === 1 ? '= ?' : `in ${placeholders(size)}`}`;
+      const from = extras
+        ? `select ${extras.select(shape.rootAlias)}, ${shape.from.slice('select '.length)}`
+        : shape.from;
+      sql = `${from} where ${pk} ${size === 1 ? '= ?' : `in ${placeholders(size)}`}`;
       // The row scope: a hidden row is left out exactly as a missing one.
       if (!where.empty) sql += ` and (${where.sql})`;
       shape.statements.set(mode, sql);
@@ -116,7 +134,10 @@ export async function readByIds(
   }
   const items = await materializeRows(db, shape.plan, rows, limits, sources);
   const byKey = new Map<string, Record<string, unknown>>();
-  for (const [i, row] of rows.entries()) byKey.set(keyString(info.pk, row[shape.plan.pkAlias]), items[i]!);
+  for (const [i, row] of rows.entries()) {
+    byKey.set(keyString(info.pk, row[shape.plan.pkAlias]), items[i]!);
+    extras?.attach(row, items[i]!);
+  }
   const out: Record<string, unknown>[] = [];
   for (const key of wanted.keys()) {
     const item = byKey.get(key);

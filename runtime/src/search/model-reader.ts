@@ -2,7 +2,7 @@ import { getContext } from '../context/context.js';
 import type { Base, ModelClass } from '../model/base.js';
 import type { Database } from '../db/database.js';
 import type { Page, PageParams, Row } from '../model/types.js';
-import { readByIds } from './by-id.js';
+import { readByIds, type RowExtras } from './by-id.js';
 import { describeValue, invalid } from '../model/issues.js';
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './limits.js';
 import { modelInfo, type ModelInfo } from '../model/model-info.js';
@@ -23,6 +23,12 @@ export interface ModelReaderOptions {
 export interface ReadOptions {
   /** Relation paths to load with each row, e.g. `['project', 'comments.author']`. */
   include?: string[];
+  /**
+   * A repository's or service's `get` only: also read the record's ETag, in the row's own statement
+   * where the model allows it, and attach it to the returned row (`etagOf(row)`) as the writes'
+   * `etag` option does.
+   */
+  etag?: boolean;
 }
 
 export type ListParams = PageParams & { sort?: SortRule[]; filters?: FilterNode[]; include?: string[] };
@@ -59,9 +65,24 @@ export class ModelReader<M extends Base = Base> {
 
   /** The row with this primary key, or null. An id that is not valid for the key's type is a ValidationError (no SQL). */
   async get(id: unknown, options: ReadOptions = {}): Promise<Row<M> | null> {
+    return this.getWith(id, options);
+  }
+
+  /** @internal `get`, with `extras` read in the same statement (the repository's ETag). */
+  async getWith(id: unknown, options: ReadOptions, extras?: RowExtras): Promise<Row<M> | null> {
     const ctx = getContext();
     const scope = scopeRequest(this.db, ctx, 'view');
-    const rows = await readByIds(this.db, this.info, [id], options.include, ctx, this.engine.limits, true, scope);
+    const rows = await readByIds(
+      this.db,
+      this.info,
+      [id],
+      options.include,
+      ctx,
+      this.engine.limits,
+      true,
+      scope,
+      extras,
+    );
     return (rows[0] as Row<M> | undefined) ?? null;
   }
 
