@@ -182,19 +182,19 @@ export class Container {
     if (registration.instance) return registration.instance.value;
 
     const { name, lifetime } = registration;
-    const fullPath = (): string[] => [...names(path), name];
-    const owner = findLast(path, (entry) => entry.lifetime === Lifetime.SINGLETON);
+    // No closures here: this runs for every resolution of every request.
+    const owner = lastSingleton(path);
     if (lifetime === Lifetime.SCOPED) {
-      if (owner) throw new CaptiveDependencyError(owner.name, name, fullPath());
-      if (!scope) throw new ScopeRequiredError(token, fullPath());
+      if (owner) throw new CaptiveDependencyError(owner.name, name, [...names(path), name]);
+      if (!scope) throw new ScopeRequiredError(token, [...names(path), name]);
     }
     // What a singleton builds belongs to the singleton, not to the (possibly dead) scope around it.
     const ownedByScope = scope !== undefined && lifetime !== Lifetime.SINGLETON && owner === undefined;
-    if (ownedByScope && scope.disposed) throw new ScopeDisposedError(token, fullPath());
+    if (ownedByScope && scope.disposed) throw new ScopeDisposedError(token, [...names(path), name]);
     if (lifetime === Lifetime.SCOPED && scope?.instances.has(registration)) return scope.instances.get(registration);
 
-    const seenAt = path.findIndex((entry) => entry.token === token);
-    if (seenAt >= 0) throw new CycleError([...names(path.slice(seenAt)), name], fullPath());
+    const seenAt = indexOfToken(path, token);
+    if (seenAt >= 0) throw new CycleError([...names(path.slice(seenAt)), name], [...names(path), name]);
 
     path.push({ token, name, lifetime });
     let value: unknown;
@@ -216,9 +216,15 @@ export class Container {
   }
 }
 
-function findLast<T>(items: readonly T[], predicate: (item: T) => boolean): T | undefined {
-  for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i])) return items[i];
+/** The innermost singleton being built on `path`, if any: what a scoped service would be captive to. */
+function lastSingleton(path: readonly PathEntry[]): PathEntry | undefined {
+  for (let i = path.length - 1; i >= 0; i--) if (path[i]!.lifetime === Lifetime.SINGLETON) return path[i];
   return undefined;
+}
+
+function indexOfToken(path: readonly PathEntry[], token: Token): number {
+  for (let i = 0; i < path.length; i++) if (path[i]!.token === token) return i;
+  return -1;
 }
 
 /** The container apps register into and `Inject` falls back to outside any scope. */

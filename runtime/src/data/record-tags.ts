@@ -21,6 +21,8 @@ type Rows = Record<string, unknown>[];
 
 /** The prefix of the stored columns' aliases in a row's statement: `$tag0`, `$tag1`… (no output key starts with `$`). */
 const STATE_ALIAS = '$tag';
+const STATE_KEYS = Array.from({ length: 64 }, (_, i) => `${STATE_ALIAS}${i}`);
+const stateKey = (i: number): string => STATE_KEYS[i] ?? `${STATE_ALIAS}${i}`;
 type Runner = (sql: string, params: readonly unknown[]) => Promise<Rows>;
 
 /** One many-to-many relation the model owns: its link ids are part of the row's state. */
@@ -38,6 +40,7 @@ export class RecordTags {
   private readonly stateSql: string;
   /** The same stored columns, unqualified, for `alongRow`. */
   private readonly stateColumns: readonly string[];
+  private stateSelectOf: { table: string; text: string } | undefined;
   private readonly columns: number;
   private readonly links: readonly OwnedLinks[];
   private readonly lockSuffix: string;
@@ -112,20 +115,24 @@ export class RecordTags {
    * the tag needs statements of its own (a model owning many-to-many links).
    */
   alongRow(key: Id): RowExtras | null {
-    if (this.links.length > 0) return null;
-    const columns = this.stateColumns;
-    const alias = (i: number): string => this.db.quote(`${STATE_ALIAS}${i}`);
-    return {
-      key: 'etag',
-      select: (table) => columns.map((c, i) => `${table}.${c} as ${alias(i)}`).join(', '),
-      attach: (raw, out) => {
-        const tag =
-          this.versionProperty !== undefined
-            ? this.versionTag(key, raw[`${STATE_ALIAS}0`])
-            : this.signer.tag(this.stateMessage((i) => raw[`${STATE_ALIAS}${i}`]));
-        setRowETag(out, tag);
-      },
-    };
+    return this.links.length > 0 ? null : new RowState(this, key);
+  }
+
+  /** The select-list items of `alongRow`, on the root table's alias; built once per alias. */
+  stateSelect(table: string): string {
+    if (this.stateSelectOf?.table !== table) {
+      const items = this.stateColumns.map((c, i) => `${table}.${c} as ${this.db.quote(stateKey(i))}`);
+      this.stateSelectOf = { table, text: items.join(', ') };
+    }
+    return this.stateSelectOf.text;
+  }
+
+  /** The tag of a row read with `stateSelect`'s columns. */
+  tagOfState(key: Id, raw: Readonly<Record<string, unknown>>): string {
+    if (this.versionProperty !== undefined) return this.versionTag(key, raw[STATE_KEYS[0]!]);
+    let message = `s\u0000${this.table}`;
+    for (let i = 0; i < this.columns; i++) message += `\u0000${canonicalValue(raw[stateKey(i)])}`;
+    return this.signer.tag(message);
   }
 
   /**
@@ -177,20 +184,14 @@ export class RecordTags {
     const [row] = await run(this.stateSql + suffix, [key]);
     if (!row) return null;
     if (this.versionProperty !== undefined) return this.versionTag(key, row.v);
-    let message = this.stateMessage((i) => row[`c${i}`]);
+    let message = `s\u0000${this.table}`;
+    for (let i = 0; i < this.columns; i++) message += `\u0000${canonicalValue(row[`c${i}`])}`;
     for (const link of this.links) {
       const ids = (await run(link.sql, [key])).map((r) => canonicalValue(r.v)).sort();
       message += `\u0000L${link.name}`;
       for (const id of ids) message += `\u0000${id}`;
     }
     return this.signer.tag(message);
-  }
-
-  /** What a model's tag signs before its links: the table and its stored columns' values, by position. */
-  private stateMessage(column: (i: number) => unknown): string {
-    let message = `s\u0000${this.table}`;
-    for (let i = 0; i < this.columns; i++) message += `\u0000${canonicalValue(column(i))}`;
-    return message;
   }
 
   private versionTag(key: Id, version: unknown): string {
@@ -220,4 +221,22 @@ function versionColumn(meta: EntityMetadata, name: string): string {
           : undefined;
   if (problem) throw new Error(`${meta.className}: the version property "${name}" ${problem}`);
   return prop!.fieldNames[0]!;
+}
+
+/** A record's stored state read with its row (`RecordTags.alongRow`). */
+class RowState implements RowExtras {
+  readonly key = 'etag';
+
+  constructor(
+    private readonly tags: RecordTags,
+    private readonly id: Id,
+  ) {}
+
+  select(table: string): string {
+    return this.tags.stateSelect(table);
+  }
+
+  attach(raw: Readonly<Record<string, unknown>>, out: Record<string, unknown>): void {
+    setRowETag(out, this.tags.tagOfState(this.id, raw));
+  }
 }

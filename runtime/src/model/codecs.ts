@@ -191,6 +191,17 @@ export function rangeOfColumn(kind: ValueKind, prop: EntityProperty): { range?: 
   return range ? { range } : {};
 }
 
+function fail(path: string, value: unknown, expected: string): never {
+  throw invalid(path, `expected ${expected}, received ${describeValue(value)}`, 'invalid_value');
+}
+
+function refuse(path: string, problem: ValueProblem | undefined): void {
+  if (problem)
+    throw new ValidationError(`${path}: ${problem.message}`, [
+      { path, message: problem.message, reason: problem.reason },
+    ]);
+}
+
 /**
  * Checks one filter value against its column and turns it into the value bound to the statement.
  * Throws a ValidationError naming `path` — never lets a value reach the database that the database
@@ -204,45 +215,38 @@ export function coerceValue(
   maxStringLength: number,
   checkEnum: boolean,
 ): unknown {
-  const fail = (expected: string): never => {
-    throw invalid(path, `expected ${expected}, received ${describeValue(value)}`, 'invalid_value');
-  };
+  // fail and refuse are module functions, not closures: this runs for every id and filter value.
   if (typeof value === 'string' && value.length > maxStringLength) {
     throw invalid(path, `the value has ${value.length} characters; the limit is ${maxStringLength}`, 'value_too_long');
   }
-  const refuse = (problem: ValueProblem | undefined): void => {
-    if (problem)
-      throw new ValidationError(`${path}: ${problem.message}`, [
-        { path, message: problem.message, reason: problem.reason },
-      ]);
-  };
   let out: unknown;
   switch (target.kind) {
     case 'string':
-      if (typeof value !== 'string') fail('a string');
+      if (typeof value !== 'string') fail(path, value, 'a string');
       // No stored text holds these, and PostgreSQL refuses a parameter with U+0000.
-      refuse(textProblem(value as string, path));
+      refuse(path, textProblem(value as string, path));
       out = value;
       break;
     case 'uuid':
-      if (typeof value !== 'string' || !UUID.test(value)) fail('a UUID such as "3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21"');
+      if (typeof value !== 'string' || !UUID.test(value))
+        fail(path, value, 'a UUID such as "3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21"');
       out = (value as string).toLowerCase();
       break;
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) fail('a number');
+      if (typeof value !== 'number' || !Number.isFinite(value)) fail(path, value, 'a number');
       // PostgreSQL reads the parameter as the column's type: a fraction or an overflow would fail there.
       if (target.range) {
-        if (!Number.isInteger(value)) fail('an integer');
-        refuse(integerProblem(BigInt(value as number), target.range, path));
+        if (!Number.isInteger(value)) fail(path, value, 'an integer');
+        refuse(path, integerProblem(BigInt(value as number), target.range, path));
       }
       out = value;
       break;
     case 'bigint': {
       const ok =
         typeof value === 'number' ? Number.isSafeInteger(value) : typeof value === 'string' && INTEGER_TEXT.test(value);
-      if (!ok) fail('an integer or a string of digits');
+      if (!ok) fail(path, value, 'an integer or a string of digits');
       const n = BigInt(value as string | number);
-      refuse(integerProblem(n, target.range ?? INTEGER_RANGES[64], path));
+      refuse(path, integerProblem(n, target.range ?? INTEGER_RANGES[64], path));
       // PostgreSQL casts text to bigint exactly; SQLite compares a bound BigInt as a 64-bit integer.
       out = dialect === 'postgresql' ? n.toString() : n;
       break;
@@ -250,26 +254,27 @@ export function coerceValue(
     case 'decimal': {
       const ok =
         typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' && DECIMAL_TEXT.test(value);
-      if (!ok) fail('a number or a decimal string such as "12.50"');
+      if (!ok) fail(path, value, 'a number or a decimal string such as "12.50"');
       // PostgreSQL casts text to numeric exactly; SQLite compares numbers.
       out = dialect === 'postgresql' ? String(value) : Number(value);
       break;
     }
     case 'boolean':
-      if (typeof value !== 'boolean') fail('true or false');
+      if (typeof value !== 'boolean') fail(path, value, 'true or false');
       out = value;
       break;
     case 'date':
       if (typeof value !== 'string' || !isCalendarDate(value))
-        fail('an ISO 8601 date such as "2026-01-31" (years 0001 to 9999)');
+        fail(path, value, 'an ISO 8601 date such as "2026-01-31" (years 0001 to 9999)');
       out = value;
       break;
     case 'datetime':
       out = typeof value === 'string' ? parseIsoDateTime(value) : undefined;
-      if (out === undefined) fail('an ISO 8601 date-time such as "2026-01-31T09:30:00Z" (years 0001 to 9999)');
+      if (out === undefined)
+        fail(path, value, 'an ISO 8601 date-time such as "2026-01-31T09:30:00Z" (years 0001 to 9999)');
       break;
     default:
-      return fail('a column that can be compared');
+      return fail(path, value, 'a column that can be compared');
   }
   if (checkEnum && target.enumValues && !target.enumValues.includes(out as string | number)) {
     throw invalid(
