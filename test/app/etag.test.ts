@@ -57,6 +57,8 @@ describeFixtureApp('ETag and If-Match', (ctx) => {
       // The stored columns read for the tag stay out of the body, a hidden one included.
       expect(Object.keys(result.json().data).some((key) => key.startsWith('$'))).toBe(false);
       if (role === 'editor') expect(result.json().data).not.toHaveProperty('assignee_email');
+      // A column the body shows is read once: only the editor's hidden one is added for the tag.
+      expect(sql[0]!.sql.match(/\$tag\d+/g) ?? []).toHaveLength(role === 'editor' ? 1 : 0);
     }
     const patched = await write('PATCH', task.id, undefined, { title: 'one read, changed' });
     expect(await etagOf(task.id)).toBe(patched.headers['etag']);

@@ -14,6 +14,7 @@ import { PreconditionFailedError } from '../errors.js';
 import type { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Database } from '../db/database.js';
 import type { RowExtras } from '../search/by-id.js';
+import type { SelectedColumn } from '../search/include-planner.js';
 import { canonicalValue, ETagSigner, ifMatchAccepts, parseIfMatch, setRowETag, type IfMatch } from './etag.js';
 import type { Id } from './repository-input.js';
 
@@ -21,8 +22,6 @@ type Rows = Record<string, unknown>[];
 
 /** The prefix of the stored columns' aliases in a row's statement: `$tag0`, `$tag1`… (no output key starts with `$`). */
 const STATE_ALIAS = '$tag';
-const STATE_KEYS = Array.from({ length: 64 }, (_, i) => `${STATE_ALIAS}${i}`);
-const stateKey = (i: number): string => STATE_KEYS[i] ?? `${STATE_ALIAS}${i}`;
 type Runner = (sql: string, params: readonly unknown[]) => Promise<Rows>;
 
 /** One many-to-many relation the model owns: its link ids are part of the row's state. */
@@ -40,7 +39,7 @@ export class RecordTags {
   private readonly stateSql: string;
   /** The same stored columns, unqualified, for `alongRow`. */
   private readonly stateColumns: readonly string[];
-  private stateSelectOf: { table: string; text: string } | undefined;
+  private readonly layouts = new WeakMap<readonly SelectedColumn[], readonly string[]>();
   private readonly columns: number;
   private readonly links: readonly OwnedLinks[];
   private readonly lockSuffix: string;
@@ -118,20 +117,37 @@ export class RecordTags {
     return this.links.length > 0 ? null : new RowState(this, key);
   }
 
-  /** The select-list items of `alongRow`, on the root table's alias; built once per alias. */
-  stateSelect(table: string): string {
-    if (this.stateSelectOf?.table !== table) {
-      const items = this.stateColumns.map((c, i) => `${table}.${c} as ${this.db.quote(stateKey(i))}`);
-      this.stateSelectOf = { table, text: items.join(', ') };
+  /**
+   * Where `alongRow` finds each stored column in a row whose statement selects `selected`: under the
+   * output's alias when the statement reads that column already, else under an alias of its own
+   * (`$tag3`), which `stateSelect` adds to the statement. Worked out once per compiled statement.
+   */
+  stateKeys(selected: readonly SelectedColumn[]): readonly string[] {
+    let keys = this.layouts.get(selected);
+    if (!keys) {
+      keys = this.stateColumns.map(
+        (column, i) => selected.find((c) => c.column === column)?.alias ?? `${STATE_ALIAS}${i}`,
+      );
+      this.layouts.set(selected, keys);
     }
-    return this.stateSelectOf.text;
+    return keys;
   }
 
-  /** The tag of a row read with `stateSelect`'s columns. */
-  tagOfState(key: Id, raw: Readonly<Record<string, unknown>>): string {
-    if (this.versionProperty !== undefined) return this.versionTag(key, raw[STATE_KEYS[0]!]);
+  /** The select-list items, on `table`, of the stored columns `selected` lacks; empty when none. */
+  stateSelect(table: string, selected: readonly SelectedColumn[]): string {
+    const keys = this.stateKeys(selected);
+    return this.stateColumns
+      .flatMap((column, i) =>
+        keys[i]!.startsWith(STATE_ALIAS) ? [`${table}.${column} as ${this.db.quote(keys[i]!)}`] : [],
+      )
+      .join(', ');
+  }
+
+  /** The tag of a row read with `stateSelect`'s columns, from where `stateKeys` says they are. */
+  tagOfState(key: Id, raw: Readonly<Record<string, unknown>>, keys: readonly string[]): string {
+    if (this.versionProperty !== undefined) return this.versionTag(key, raw[keys[0]!]);
     let message = `s\u0000${this.table}`;
-    for (let i = 0; i < this.columns; i++) message += `\u0000${canonicalValue(raw[stateKey(i)])}`;
+    for (let i = 0; i < this.columns; i++) message += `\u0000${canonicalValue(raw[keys[i]!])}`;
     return this.signer.tag(message);
   }
 
@@ -232,11 +248,15 @@ class RowState implements RowExtras {
     private readonly id: Id,
   ) {}
 
-  select(table: string): string {
-    return this.tags.stateSelect(table);
+  select(table: string, selected: readonly SelectedColumn[]): string {
+    return this.tags.stateSelect(table, selected);
   }
 
-  attach(raw: Readonly<Record<string, unknown>>, out: Record<string, unknown>): void {
-    setRowETag(out, this.tags.tagOfState(this.id, raw));
+  attach(
+    raw: Readonly<Record<string, unknown>>,
+    out: Record<string, unknown>,
+    selected: readonly SelectedColumn[],
+  ): void {
+    setRowETag(out, this.tags.tagOfState(this.id, raw, this.tags.stateKeys(selected)));
   }
 }

@@ -6,6 +6,7 @@ import { qualified } from './joins.js';
 import { limitsKey, type SearchLimits } from './limits.js';
 import type { ColumnInfo, ModelInfo } from '../model/model-info.js';
 import { analyzeIncludes } from './request-shape.js';
+import type { SelectedColumn } from './include-planner.js';
 import { materializeRows } from './row-loader.js';
 import type { ScopeRequest } from './row-scope.js';
 import { compiledShape, restrictionKey } from './shape-compiler.js';
@@ -57,17 +58,19 @@ const CHUNK = 500;
 export interface RowExtras {
   /** Tells one set of extra columns from another in the statement cache. */
   readonly key: string;
-  /** The select-list items, on the root table's `alias`, under aliases no output key can take. */
-  select(alias: string): string;
+  /**
+   * The select-list items to add, on the root table's `alias`, under aliases no output key can take;
+   * `selected` are the root's columns the statement selects already, which need not be read twice.
+   */
+  select(alias: string, selected: readonly SelectedColumn[]): string;
   /** Receives each raw row and the output object made of it. */
-  attach(raw: Readonly<Record<string, unknown>>, out: Record<string, unknown>): void;
+  attach(
+    raw: Readonly<Record<string, unknown>>,
+    out: Record<string, unknown>,
+    selected: readonly SelectedColumn[],
+  ): void;
 }
 
-/**
- * Rows by primary key, in the order of `ids` (first occurrence; duplicates collapse; missing ids are
- * left out). One statement per 500 ids, plus one per to-many include. All ids are checked first.
- * With `scope`, a row outside the caller's scope is left out as a missing one is.
- */
 export async function readByIds(
   db: Database,
   info: ModelInfo,
@@ -117,9 +120,8 @@ export async function readByIds(
     let sql = shape.statements.get(mode);
     if (sql === undefined) {
       const pk = qualified(shape.rootAlias, info.pk.quoted);
-      const from = extras
-        ? `select ${extras.select(shape.rootAlias)}, ${shape.from.slice('select '.length)}`
-        : shape.from;
+      const added = extras?.select(shape.rootAlias, shape.plan.columns);
+      const from = added ? `select ${added}, ${shape.from.slice('select '.length)}` : shape.from;
       sql = `${from} where ${pk} ${size === 1 ? '= ?' : `in ${placeholders(size)}`}`;
       // The row scope: a hidden row is left out exactly as a missing one.
       if (!where.empty) sql += ` and (${where.sql})`;
@@ -136,7 +138,7 @@ export async function readByIds(
   const byKey = new Map<string, Record<string, unknown>>();
   for (const [i, row] of rows.entries()) {
     byKey.set(keyString(info.pk, row[shape.plan.pkAlias]), items[i]!);
-    extras?.attach(row, items[i]!);
+    extras?.attach(row, items[i]!, shape.plan.columns);
   }
   const out: Record<string, unknown>[] = [];
   for (const key of wanted.keys()) {

@@ -12,6 +12,8 @@ import { AliasAllocator } from './sql-text.js';
 /** One selected column: where its raw value is in a fetched row and how it becomes output. */
 export interface SelectedColumn {
   readonly alias: string;
+  /** The column, quoted, as the table names it (`"title"`). */
+  readonly column: string;
   readonly key: string;
   readonly decode: Decoder | undefined;
   /** Selected for internal use only (a restricted primary key): never put into the output. */
@@ -112,7 +114,7 @@ export function planObject(scope: IncludeScope, target: PlanTarget, select: stri
     if (hidden && !col.primary) return;
     const as = target.top ? col.key : `${alias}_${i}`;
     select.push(`${qualified(alias, col.quoted)} as ${db.quote(as)}`);
-    columns.push({ alias: as, key: col.key, decode: col.decode, hidden });
+    columns.push({ alias: as, column: col.quoted, key: col.key, decode: col.decode, hidden });
     if (col.primary) pkAlias = as;
   });
   const joined: JoinedPlan[] = [];
