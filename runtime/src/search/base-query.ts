@@ -152,6 +152,7 @@ export class BaseQuery<M extends Base = Base> {
       rows,
       this.init.limits,
       this.init.sources,
+      this.init.shape.rowsAreOutput,
     )) as Row<M>[];
   }
 

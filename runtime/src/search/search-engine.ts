@@ -146,7 +146,15 @@ export class SearchEngine<M extends Base = Base> {
             { seal: shape.sort.sealCursor },
           )
         : null;
-    const items = (await materializeRows(this.db, shape.plan, raw, this.limits, sources)) as Row<M>[];
+    // After the cursor: it reads the last row's raw sort values, which materializing may decode.
+    const items = (await materializeRows(
+      this.db,
+      shape.plan,
+      raw,
+      this.limits,
+      sources,
+      shape.rowsAreOutput,
+    )) as Row<M>[];
     return { items, limit, offset: analyzed.cursor !== undefined ? null : (analyzed.offset ?? 0), nextCursor, hasMore };
   }
 

@@ -29,6 +29,11 @@ export interface CompiledShape {
   readonly where: CompiledWhere;
   readonly sort: CompiledSort;
   readonly plan: ObjectPlan;
+  /**
+   * The statement selects exactly the output's columns, under their output keys: a fetched row can
+   * become its output object in place (`materializeRows`' `inPlace`).
+   */
+  readonly rowsAreOutput: boolean;
   readonly env: HandlerEnv;
   /** Keyset predicates by cursor null pattern. */
   readonly keysets: Map<number, KeysetSql>;
@@ -142,6 +147,11 @@ function compileShape(input: ShapeInput, scoping: ShapeScoping | undefined): Com
   const tree = buildIncludeTree(scope, info, input.include);
   const select: string[] = [];
   const plan = planObject(scope, { model: info, hops: [], alias: rootAlias, graph: joins, tree, top: true }, select);
+  const rowsAreOutput =
+    sort.extraSelect.length === 0 &&
+    plan.joined.length === 0 &&
+    plan.loaders.length === 0 &&
+    plan.columns.every((c) => !c.hidden);
   select.push(...sort.extraSelect);
   let joinText = '';
   let slotted = false;
@@ -160,6 +170,7 @@ function compileShape(input: ShapeInput, scoping: ShapeScoping | undefined): Com
     where,
     sort,
     plan,
+    rowsAreOutput,
     env: { db, alias: rootAlias, column: (field) => rootColumn(info, rootAlias, field) },
     keysets: new Map(),
     statements: new Map(),
