@@ -39,7 +39,8 @@ export class CoreJSONResponse<T = unknown> {
         : serializeData
           ? serializeData(this.data)
           : CoreJSONResponse.encode(this.data);
-    return `{"success":true,"message":${JSON.stringify(message)},"data":${data},"meta":${CoreJSONResponse.encode(meta)}}`;
+    const text = message === 'Success' ? '"Success"' : JSON.stringify(message);
+    return `{"success":true,"message":${text},"data":${data},"meta":${CoreJSONResponse.encode(meta)}}`;
   }
 
   /**
@@ -47,8 +48,25 @@ export class CoreJSONResponse<T = unknown> {
    * string (JSON numbers lose precision past 2^53), and a `Set` as an array.
    */
   static encode(value: unknown): string {
-    return JSON.stringify(value, encodeValue) ?? 'null';
+    if (value === null || value === undefined) return 'null';
+    // A replacer takes JSON.stringify off its fast path: a flat plain object (a page's `meta`) has no
+    // bigint or Set for it to handle.
+    return (isFlatPlainObject(value) ? JSON.stringify(value) : JSON.stringify(value, encodeValue)) ?? 'null';
   }
+}
+
+/** A plain object whose values are strings, finite-or-not numbers, booleans or null: JSON as it is. */
+function isFlatPlainObject(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    const type = typeof v;
+    if (v !== null && type !== 'string' && type !== 'number' && type !== 'boolean' && type !== 'undefined')
+      return false;
+  }
+  return true;
 }
 
 function encodeValue(_key: string, value: unknown): unknown {
