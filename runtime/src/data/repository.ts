@@ -160,9 +160,10 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * many-to-many links, whose ids take statements of their own.
    */
   async get(id: Id, options: ReadOptions = {}): Promise<Row<M> | null> {
-    if (!options.etag) return this.reader.get(id, options);
-    const key = await this.checkedKey(id, options);
-    const { tags, reader } = this.state();
+    const { tags, reader, plan } = this.state();
+    // Returned, not awaited: a synchronous read resolves this promise and makes no other.
+    if (!options.etag) return reader.getWith(id, options);
+    const key = options.include === undefined ? plan.parseId(id) : await this.checkedKey(id, options);
     const extras = tags.alongRow(key);
     if (extras) return reader.getWith(id, options, extras);
     // Read before the row: a tag older than its row can only cause a needless 412, never a lost update.

@@ -2,7 +2,7 @@ import { getContext } from '../context/context.js';
 import type { Base, ModelClass } from '../model/base.js';
 import type { Database } from '../db/database.js';
 import type { Page, PageParams, Row } from '../model/types.js';
-import { readByIds, type RowExtras } from './by-id.js';
+import { readById, readByIds, type RowExtras } from './by-id.js';
 import { describeValue, invalid } from '../model/issues.js';
 import { DEFAULT_SEARCH_LIMITS, type SearchLimits } from './limits.js';
 import { modelInfo, type ModelInfo } from '../model/model-info.js';
@@ -68,22 +68,17 @@ export class ModelReader<M extends Base = Base> {
     return this.getWith(id, options);
   }
 
-  /** @internal `get`, with `extras` read in the same statement (the repository's ETag). */
-  async getWith(id: unknown, options: ReadOptions, extras?: RowExtras): Promise<Row<M> | null> {
+  /**
+   * @internal `get`, with `extras` read in the same statement (the repository's ETag); without a
+   * promise when the read is synchronous.
+   */
+  getWith(id: unknown, options: ReadOptions, extras?: RowExtras): Row<M> | null | Promise<Row<M> | null> {
     const ctx = getContext();
     const scope = scopeRequest(this.db, ctx, 'view');
-    const rows = await readByIds(
-      this.db,
-      this.info,
-      [id],
-      options.include,
-      ctx,
-      this.engine.limits,
-      true,
-      scope,
-      extras,
-    );
-    return (rows[0] as Row<M> | undefined) ?? null;
+    return readById(this.db, this.info, id, options.include, ctx, this.engine.limits, scope, extras) as
+      | Row<M>
+      | null
+      | Promise<Row<M> | null>;
   }
 
   /**
@@ -91,8 +86,7 @@ export class ModelReader<M extends Base = Base> {
    * write answers with, read in its own transaction (its scope was checked there).
    */
   async readWritten(id: unknown): Promise<Row<M> | null> {
-    const rows = await readByIds(this.db, this.info, [id], undefined, getContext(), this.engine.limits, true);
-    return (rows[0] as Row<M> | undefined) ?? null;
+    return (await readById(this.db, this.info, id, undefined, getContext(), this.engine.limits)) as Row<M> | null;
   }
 
   /**
@@ -111,7 +105,6 @@ export class ModelReader<M extends Base = Base> {
       options.include,
       ctx,
       this.engine.limits,
-      false,
       scopeRequest(this.db, ctx, 'view'),
     )) as Row<M>[];
   }

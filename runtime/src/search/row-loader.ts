@@ -70,6 +70,26 @@ function decodeInPlace(raw: RawRow, plan: ObjectPlan): Output {
   return raw;
 }
 
+/**
+ * `materializeRows` without a promise, for rows that need no loader (no to-many include); null when
+ * the plan has loaders, whose rows only `materializeRows` can read.
+ */
+export function materializeRowsSync(plan: ObjectPlan, rows: readonly RawRow[], inPlace = false): Output[] | null {
+  if (!inPlace && hasLoaders(plan)) return null;
+  const out = new Array<Output>(rows.length);
+  if (inPlace) for (let i = 0; i < rows.length; i++) out[i] = decodeInPlace(rows[i]!, plan);
+  else for (let i = 0; i < rows.length; i++) out[i] = materialize(rows[i]!, plan, NO_LOADS);
+  return out;
+}
+
+/** Never added to: a plan without loaders has nothing to wait for. */
+const NO_LOADS = new PendingLoads();
+
+/** Whether building `plan`'s objects needs a select-in loader, at any depth of its joined includes. */
+function hasLoaders(plan: ObjectPlan): boolean {
+  return plan.loaders.length > 0 || plan.joined.some((j) => hasLoaders(j.plan));
+}
+
 /** Parent keys per statement; chunks keep the placeholder count far below both databases' limits. */
 const CHUNK = 1000;
 
