@@ -19,10 +19,10 @@ import { canonicalValue, ETagSigner, ifMatchAccepts, parseIfMatch, setRowETag, t
 import type { Id } from './repository-input.js';
 
 type Rows = Record<string, unknown>[];
+type Runner = (sql: string, params: readonly unknown[]) => Promise<Rows>;
 
 /** The prefix of the stored columns' aliases in a row's statement: `$tag0`, `$tag1`… (no output key starts with `$`). */
 const STATE_ALIAS = '$tag';
-type Runner = (sql: string, params: readonly unknown[]) => Promise<Rows>;
 
 /** One many-to-many relation the model owns: its link ids are part of the row's state. */
 interface OwnedLinks {
@@ -109,9 +109,10 @@ export class RecordTags {
   }
 
   /**
-   * The record's tag read with its row, in the row's statement (`readByIds`' extras): the stored
-   * columns are selected under aliases no output key can take and never reach the output. Null when
-   * the tag needs statements of its own (a model owning many-to-many links).
+   * The record's tag read with its row, in the row's statement (`readById`'s extras): the stored
+   * columns the row's output does not select are added under aliases no output key can take, and
+   * never reach the output. Null when the tag needs statements of its own (a model owning many-to-many
+   * links).
    */
   alongRow(key: Id): RowExtras | null {
     return this.links.length > 0 ? null : new RowState(this, key);

@@ -177,12 +177,22 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     return this.reader.getByIds(ids, options);
   }
 
-  async getList(params: ListParams = {}): Promise<Page<Row<M>>> {
-    return this.reader.getList(params);
+  // getList and search hand on the reader's promise rather than wrap it in an async function's: a page
+  // read synchronously then costs one promise. Either way a failure is a rejection, never a throw.
+  getList(params: ListParams = {}): Promise<Page<Row<M>>> {
+    try {
+      return this.reader.getList(params);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async search(request: SearchRequest): Promise<Page<Row<M>>> {
-    return this.reader.search(request);
+  search(request: SearchRequest): Promise<Page<Row<M>>> {
+    try {
+      return this.reader.search(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**

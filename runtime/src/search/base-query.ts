@@ -156,8 +156,11 @@ export class BaseQuery<M extends Base = Base> {
     )) as Row<M>[];
   }
 
-  /** @internal Raw rows, for the engine's pagination (it needs the sort values of the last row). */
-  async fetchRaw(): Promise<Record<string, unknown>[]> {
+  /**
+   * @internal Raw rows, for the engine's pagination (it needs the sort values of the last row); not a
+   * promise when the database answers synchronously (`Database.selectSync`).
+   */
+  fetchRaw(): Record<string, unknown>[] | Promise<Record<string, unknown>[]> {
     const { sql, params } = this.toSQL();
     return (
       this.db.selectSync<Record<string, unknown>>(sql, params) ?? this.db.select<Record<string, unknown>>(sql, params)

@@ -10,7 +10,7 @@ import { buildKeyset, nullMask } from './keyset.js';
 import { limitsKey, resolveSearchLimits, type SearchLimits } from './limits.js';
 import { modelInfo, type ModelInfo } from '../model/model-info.js';
 import { analyzeRequest, type AnalyzedRequest, type AnalyzeOptions } from './request-shape.js';
-import { materializeRows } from './row-loader.js';
+import { materializeRows, materializeRowsSync } from './row-loader.js';
 import type { SearchRequest } from './search-request.js';
 import { type RowAction, scopeRequest } from './row-scope.js';
 import { compiledShape, restrictionKey, type CompiledShape } from './shape-compiler.js';
@@ -129,10 +129,27 @@ export class SearchEngine<M extends Base = Base> {
    * know whether more exist; `nextCursor` (whenever `hasMore`, in offset mode too) resumes after the
    * last row with a keyset predicate.
    */
-  async search(request: SearchRequest, ctx: CoreContext = getContext()): Promise<Page<Row<M>>> {
-    const { analyzed, shape, sources, query, binding } = this.prepare(request, ctx);
-    const limit = analyzed.limit ?? this.limits.defaultLimit;
-    const raw = await query.limit(limit + 1).fetchRaw();
+  search(request: SearchRequest, ctx: CoreContext = getContext()): Promise<Page<Row<M>>> {
+    // Not an async function: a synchronous read then makes one promise, the one returned (with
+    // AsyncLocalStorage every promise also runs Node's async hooks).
+    try {
+      const prepared = this.prepare(request, ctx);
+      const limit = prepared.analyzed.limit ?? this.limits.defaultLimit;
+      const raw = prepared.query.limit(limit + 1).fetchRaw();
+      return Promise.resolve(
+        raw instanceof Promise ? raw.then((rows) => this.page(prepared, limit, rows)) : this.page(prepared, limit, raw),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The page of `limit + 1` fetched rows at most: the cursor from the last row's raw sort values, then the output. */
+  private page(
+    { analyzed, shape, sources, binding }: Prepared,
+    limit: number,
+    raw: Record<string, unknown>[],
+  ): Page<Row<M>> | Promise<Page<Row<M>>> {
     const hasMore = raw.length > limit;
     if (hasMore) raw.length = limit;
     const last = raw[raw.length - 1];
@@ -146,16 +163,17 @@ export class SearchEngine<M extends Base = Base> {
             { seal: shape.sort.sealCursor },
           )
         : null;
-    // After the cursor: it reads the last row's raw sort values, which materializing may decode.
-    const items = (await materializeRows(
-      this.db,
-      shape.plan,
-      raw,
-      this.limits,
-      sources,
-      shape.rowsAreOutput,
-    )) as Row<M>[];
-    return { items, limit, offset: analyzed.cursor !== undefined ? null : (analyzed.offset ?? 0), nextCursor, hasMore };
+    const offset = analyzed.cursor !== undefined ? null : (analyzed.offset ?? 0);
+    // After the cursor: it reads the last row's raw sort values, which decoding in place may change.
+    const items = materializeRowsSync(shape.plan, raw, shape.rowsAreOutput) as Row<M>[] | null;
+    if (items) return { items, limit, offset, nextCursor, hasMore };
+    return materializeRows(this.db, shape.plan, raw, this.limits, sources, shape.rowsAreOutput).then((all) => ({
+      items: all as Row<M>[],
+      limit,
+      offset,
+      nextCursor,
+      hasMore,
+    }));
   }
 
   private prepare(request: SearchRequest, ctx: CoreContext, action: RowAction = 'listview'): Prepared {
