@@ -107,11 +107,8 @@ export async function materializeRows(
   sources: LeafSources = NO_SOURCES,
   inPlace = false,
 ): Promise<Output[]> {
-  if (inPlace) {
-    const out = new Array<Output>(rows.length);
-    for (let i = 0; i < rows.length; i++) out[i] = decodeInPlace(rows[i]!, plan);
-    return out;
-  }
+  // A statement whose rows are the output has no loaders: nothing to wait for.
+  if (inPlace) return materializeRowsSync(plan, rows, true)!;
   const pending = new PendingLoads();
   const out = new Array<Output>(rows.length);
   for (let i = 0; i < rows.length; i++) out[i] = materialize(rows[i]!, plan, pending);
