@@ -9,7 +9,7 @@ import { analyzeIncludes, type IncludeRef } from './request-shape.js';
 import type { SelectedColumn } from './include-planner.js';
 import { materializeRows, materializeRowsSync } from './row-loader.js';
 import type { ScopeRequest } from './row-scope.js';
-import { type CompiledShape, compiledShape, restrictionKey } from './shape-compiler.js';
+import { type CompiledShape, compiledShape, restrictionKey, type ShapeUse } from './shape-compiler.js';
 import { bucketSize, padValues, placeholders } from './sql-text.js';
 import { bindParams, type LeafSources } from './where-binder.js';
 
@@ -89,18 +89,7 @@ export function readById(
   const refs = analyzeIncludes(include, 'include', limits);
   const value = coerceId(info.pk, id, 'id', db, limits);
   const restricted = ctx.restrictedFields;
-  const { shape, sources } = compiledShape(shapeKey(refs, restricted, limits), {
-    db,
-    info,
-    restricted,
-    limits,
-    handlers: NO_HANDLERS,
-    filters: [],
-    leaves: [],
-    sort: [],
-    include: refs,
-    scope,
-  });
+  const { shape, sources } = byIdShape(db, info, refs, restricted, limits, scope);
   const sql = byIdStatement(shape, info, 1, extras);
   const where = shape.where;
   const params =
@@ -144,14 +133,31 @@ function attached(
   return item;
 }
 
-/** The shape key of a read by id: its includes, the caller's restrictions and the limits. */
-function shapeKey(
+/**
+ * The compiled shape of a read by id, kept per includes, restrictions and limits (and row scopes).
+ * Compiling it checks the includes, even when there is nothing to read.
+ */
+function byIdShape(
+  db: Database,
+  info: ModelInfo,
   refs: readonly IncludeRef[],
   restricted: ReadonlySet<string>,
   limits: Readonly<SearchLimits>,
-): string {
+  scope: ScopeRequest | undefined,
+): ShapeUse {
   const paths = refs.length === 0 ? '[]' : JSON.stringify(refs.map((r) => r.path));
-  return `B${paths}|${restrictionKey(restricted)}|${limitsKey(limits)}`;
+  return compiledShape(`B${paths}|${restrictionKey(restricted)}|${limitsKey(limits)}`, {
+    db,
+    info,
+    restricted,
+    limits,
+    handlers: NO_HANDLERS,
+    filters: [],
+    leaves: [],
+    sort: [],
+    include: refs,
+    scope,
+  });
 }
 
 /** `<shape's select> where <pk> = ?` (or `in (…)` for `size` ids), with the row scope and the extras, kept in the shape. */
@@ -192,19 +198,7 @@ export async function readByIds(
     if (!wanted.has(key)) wanted.set(key, value);
   });
   const restricted = ctx.restrictedFields;
-  // The shape compiles (and checks) the includes even when there is nothing to read.
-  const { shape, sources } = compiledShape(shapeKey(refs, restricted, limits), {
-    db,
-    info,
-    restricted,
-    limits,
-    handlers: NO_HANDLERS,
-    filters: [],
-    leaves: [],
-    sort: [],
-    include: refs,
-    scope,
-  });
+  const { shape, sources } = byIdShape(db, info, refs, restricted, limits, scope);
   if (wanted.size === 0) return [];
   const where = shape.where;
   const fromParams = shape.fromSlots ? bindParams(shape.fromSlots, sources) : [];
