@@ -104,6 +104,21 @@ beforeAll(async () => {
       },
     },
   ];
+  // The same answers from synchronous handlers, which the route sends without a promise.
+  routes.push(
+    { method: 'GET', url: '/sync/envelope', action: view, handler: () => new CoreJSONResponse({ ok: true }) },
+    {
+      method: 'GET',
+      url: '/sync/missing',
+      action: view,
+      handler: () => {
+        throw new NotFoundError('No such task.');
+      },
+    },
+    { method: 'GET', url: '/sync/object', action: view, handler: () => ({ plain: 'object' }) },
+    { method: 'GET', url: '/sync/nothing', action: view, handler: () => undefined },
+    { method: 'GET', url: '/nothing', action: view, handler: async () => undefined },
+  );
   for (const route of routes) app.route(CoreAPIRoute(route));
   app.get('/plain', async () => ({ not: 'a Core route' }));
   await app.ready();
@@ -162,5 +177,26 @@ describe('Vary on Core routes', () => {
     expect(res.statusCode).toBe(415);
     expect(res.json()).toMatchObject({ success: false, error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
     expect(res.headers['vary']).toBe(CREDENTIAL_VARY);
+  });
+});
+
+describe('synchronous handlers', () => {
+  it.each([
+    ['/sync/envelope', '/envelope'],
+    ['/sync/missing', '/missing'],
+    ['/sync/object', '/object'],
+    // Undefined, nothing sent: an empty 200, as Fastify answers an async handler's undefined.
+    ['/sync/nothing', '/nothing'],
+  ])('%s answers as the async %s does', async (sync, async) => {
+    for (const caller of ['viewer', 'admin']) {
+      const [a, b] = await Promise.all([
+        app.inject({ method: 'GET', url: sync, headers: callers[caller] }),
+        app.inject({ method: 'GET', url: async, headers: callers[caller] }),
+      ]);
+      expect(a.statusCode, a.body).toBe(b.statusCode);
+      expect(a.body).toBe(b.body);
+      expect(a.headers['content-type']).toBe(b.headers['content-type']);
+      expect(a.headers['vary']).toBe(b.headers['vary']);
+    }
   });
 });

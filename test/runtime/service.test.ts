@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   BaseRepository,
   BaseService,
   Dispatcher,
   NotFoundError,
   UnitOfWork,
+  ValidationError,
   domainEvent,
   registerDbEventDispatcher,
   type Database,
@@ -14,7 +18,9 @@ import {
   type Id,
   type Row,
 } from '@core/runtime';
-import { fixtureEntities, Task } from '../../fixtures/models/index.js';
+import { etagOf } from '../../runtime/src/data/etag.js';
+import { DatabaseManager } from '../../runtime/src/db/database.js';
+import { fixtureEntities, Project, Task } from '../../fixtures/models/index.js';
 import { describeEachDatabase, type DatabaseSuite } from '../helpers/databases.js';
 
 interface TaskCreate {
@@ -181,5 +187,76 @@ describeEachDatabase('BaseService', { entities: fixtureEntities }, (suite: Datab
     );
     expect(events.map((e) => e.name)).toEqual(['tasks.created', 'tasks.created', 'tasks.announced', 'tasks.announced']);
     for (const id of ids) expect(await rowCount(suite.db, id)).toBe(1);
+  });
+});
+
+/**
+ * GET by id asks `getDirect`, which answers without a promise where the read is synchronous: on a
+ * SQLite file, through its read-only connection (`:memory:` reads through the pool).
+ */
+describe('BaseService.getDirect [sqlite file]', () => {
+  const manager = new DatabaseManager();
+  let dir: string;
+  let db: Database;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'core-service-'));
+    db = await manager.initApp(`sqlite:${join(dir, 'app.db')}`, false, {
+      entities: fixtureEntities,
+      cursorSecret: 'test-cursor-secret-0123456789abcdef',
+    });
+    await db.resetSchema();
+  });
+  afterAll(async () => {
+    await manager.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  type ProjectInput = { name: string };
+  const serviceOf = (repository = new BaseRepository<Project, ProjectInput, ProjectInput>(Project, db)) =>
+    new BaseService<Project, ProjectInput, ProjectInput>({ model: Project, repository });
+
+  it('returns the row itself, with the tag get gives it', async () => {
+    const service = serviceOf();
+    const { id } = await service.create({ name: 'direct' });
+    const direct = service.getDirect(id as string, { etag: true });
+    expect(direct).not.toBeInstanceOf(Promise);
+    const viaGet = await service.get(id as string, { etag: true });
+    expect(direct).toEqual(viaGet);
+    expect(etagOf(direct as Row<Project>)).toBe(etagOf(viaGet));
+    expect(etagOf(viaGet)).toMatch(/^"[\w-]{22}"$/);
+  });
+
+  it('throws NotFoundError for a missing id, where get rejects with it', async () => {
+    const service = serviceOf();
+    const missing = randomUUID();
+    expect(() => service.getDirect(missing, { etag: true })).toThrow(NotFoundError);
+    await expect(service.get(missing, { etag: true })).rejects.toBeInstanceOf(NotFoundError);
+    // A malformed id is the caller's error, thrown too.
+    expect(() => service.getDirect('not-a-uuid', { etag: true })).toThrow(ValidationError);
+    await expect(service.get('not-a-uuid', { etag: true })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('reads the tag first, with a promise, for a model that owns many-to-many links', async () => {
+    const tasks = new TaskService({
+      model: Task,
+      repository: new BaseRepository<Task, TaskCreate, TaskUpdate>(Task, db),
+    });
+    const { id } = await tasks.create({ title: 'with labels' });
+    const direct = tasks.getDirect(id as string, { etag: true });
+    expect(direct).toBeInstanceOf(Promise);
+    expect(etagOf(await direct)).toBe(etagOf(await tasks.get(id as string, { etag: true })));
+  });
+
+  it("asks a repository's own get when it overrides it", async () => {
+    class StampingRepository extends BaseRepository<Project, ProjectInput, ProjectInput> {
+      override async get(id: Id, options = {}) {
+        const row = await super.get(id, options);
+        return row && { ...row, name: `${row.name} (stamped)` };
+      }
+    }
+    const service = serviceOf(new StampingRepository(Project, db));
+    const { id } = await service.create({ name: 'overridden' });
+    const direct = service.getDirect(id as string);
+    expect(direct).toBeInstanceOf(Promise);
+    expect(await direct).toMatchObject({ name: 'overridden (stamped)' });
   });
 });

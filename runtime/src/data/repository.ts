@@ -159,10 +159,32 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * in the row's own statement, so tag and row are of the same snapshot, unless the model owns
    * many-to-many links, whose ids take statements of their own.
    */
-  async get(id: Id, options: ReadOptions = {}): Promise<Row<M> | null> {
+  get(id: Id, options: ReadOptions = {}): Promise<Row<M> | null> {
+    try {
+      // A synchronous read resolves this one promise and makes no other.
+      return Promise.resolve(this.getDirect(id, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * @internal `get`, without a promise when the read is synchronous (SQLite); a bad id throws. What
+   * `BaseService.getDirect` calls while `get` is this class's own.
+   */
+  getDirect(id: Id, options: ReadOptions = {}): Row<M> | null | Promise<Row<M> | null> {
     const { tags, reader, plan } = this.state();
-    // Returned, not awaited: a synchronous read resolves this promise and makes no other.
     if (!options.etag) return reader.getWith(id, options);
+    if (options.include === undefined) {
+      const extras = tags.alongRow(plan.parseId(id));
+      if (extras) return reader.getWith(id, options, extras);
+    }
+    return this.getTagged(id, options);
+  }
+
+  /** `get` with the ETag where the includes must be checked first, or the tag cannot come with the row. */
+  private async getTagged(id: Id, options: ReadOptions): Promise<Row<M> | null> {
+    const { tags, reader, plan } = this.state();
     const key = options.include === undefined ? plan.parseId(id) : await this.checkedKey(id, options);
     const extras = tags.alongRow(key);
     if (extras) return reader.getWith(id, options, extras);

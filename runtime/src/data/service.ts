@@ -2,7 +2,7 @@ import type { ListParams, ReadOptions } from '../search/model-reader.js';
 import type { SearchRequest } from '../search/search-request.js';
 import { UnitOfWork } from '../uow/unit-of-work.js';
 import type { Base, ModelClass } from '../model/base.js';
-import type { BaseRepository, DeleteOptions, Id, UpdateOptions } from './repository.js';
+import { BaseRepository, type DeleteOptions, type Id, type UpdateOptions } from './repository.js';
 import { notFoundError } from './repository-errors.js';
 import type { Page, Row } from '../model/types.js';
 
@@ -79,8 +79,27 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   }
 
   /** The record with this id; `NotFoundError` when there is none. */
-  async get(id: Id, options: ReadOptions = {}): Promise<Row<M>> {
-    const row = await this.repository.get(id, options);
+  get(id: Id, options: ReadOptions = {}): Promise<Row<M>> {
+    try {
+      return Promise.resolve(this.getDirect(id, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * @internal `get`, without a promise when the read is synchronous (SQLite); errors throw. The
+   * router's GET by id calls it while `get` is this class's own: with AsyncLocalStorage every promise
+   * also runs Node's async hooks, and a read by id made none.
+   */
+  getDirect(id: Id, options: ReadOptions = {}): Row<M> | Promise<Row<M>> {
+    const repository = this.repository;
+    const read =
+      repository.get === BaseRepository.prototype.get ? repository.getDirect(id, options) : repository.get(id, options);
+    return read instanceof Promise ? read.then((row) => this.found(row)) : this.found(read);
+  }
+
+  private found(row: Row<M> | null): Row<M> {
     if (!row) throw notFoundError(this.model.tableName);
     return row;
   }

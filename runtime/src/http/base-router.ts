@@ -7,7 +7,8 @@ import type { Token } from '../container/token.js';
 import { getContext } from '../context/context.js';
 import { dbManager } from '../db/database.js';
 import { etagOf } from '../data/etag.js';
-import type { ModelClass } from '../model/base.js';
+import { BaseService } from '../data/service.js';
+import type { Base, ModelClass } from '../model/base.js';
 import type { Page, PageParams } from '../model/types.js';
 import { ValidationError } from '../errors.js';
 import type { ContextSchema } from '../schema/context-schema.js';
@@ -312,32 +313,58 @@ export abstract class BaseRouter<C extends object, U extends object> {
         querystring: ViewQuerySchema,
       },
       exposeSchema: resource.expose(outputSchema(out)),
-      handler: async (request) => {
+      handler: (request) => {
         const { id } = request.params as IdParams;
         const service = this.resolveService();
         const include = includeOf(request);
-        let row: OutputRow;
-        let tag: string | null | undefined;
+        if (!service.etag || !usesOwnGet(service)) return this.view(service, id, include);
+        // BaseService's own `get` reads the tag with the row, in one statement, and answers without a
+        // promise where the read is synchronous (SQLite): with AsyncLocalStorage every promise also
+        // runs Node's async hooks.
+        let read: OutputRow | Promise<OutputRow>;
         try {
-          if (service.etag) {
-            // A BaseService reads the tag with the row, in one statement.
-            row = await service.get(id, { include, etag: true });
-            tag = etagOf(row);
-            if (tag === undefined) {
-              // A service whose `get` does not attach it: the tag is read first, as a tag older than
-              // its row can only cause a needless 412, never a lost update.
-              tag = await service.etag(id, { include });
-              row = await service.get(id, { include });
-            }
-          } else {
-            row = await service.get(id, { include });
-          }
+          read = service.getDirect(id, { include, etag: true });
         } catch (error) {
           throw atUrl(error, VIEW_URL);
         }
-        return new CoreJSONResponse(row, { serializeData: out.serializer(getContext()), ...etagHeader(tag) });
+        return read instanceof Promise ? this.view(service, id, include, read) : this.viewed(read, etagOf(read));
       },
     };
+  }
+
+  /**
+   * GET by id through the service's `get` (`read`: the tagged read already under way), for services
+   * of any kind.
+   */
+  private async view(
+    service: RouterService<C, U>,
+    id: string,
+    include: string[] | undefined,
+    read?: Promise<OutputRow>,
+  ): Promise<CoreJSONResponse> {
+    let row: OutputRow;
+    let tag: string | null | undefined;
+    try {
+      if (service.etag) {
+        row = await (read ?? service.get(id, { include, etag: true }));
+        tag = etagOf(row);
+        if (tag === undefined) {
+          // A service whose `get` does not attach it: the tag is read first, as a tag older than its
+          // row can only cause a needless 412, never a lost update.
+          tag = await service.etag(id, { include });
+          row = await service.get(id, { include });
+        }
+      } else {
+        row = await service.get(id, { include });
+      }
+    } catch (error) {
+      throw atUrl(error, VIEW_URL);
+    }
+    return this.viewed(row, tag);
+  }
+
+  private viewed(row: OutputRow, tag: string | null | undefined): CoreJSONResponse {
+    return new CoreJSONResponse(row, { serializeData: this.schemaOut.serializer(getContext()), ...etagHeader(tag) });
   }
 
   /** `PUT /:id`: replaces one record (absent writable fields return to their defaults). */
@@ -544,6 +571,11 @@ function outputSchema(out: SchemaClass): SchemaSource {
 function ifMatchOf(request: FastifyRequest): string | undefined {
   const header = request.headers['if-match'];
   return Array.isArray(header) ? header.join(', ') : header;
+}
+
+/** A `BaseService` whose `get` is not overridden, which `getDirect` stands in for. */
+function usesOwnGet(service: object): service is BaseService<Base> {
+  return service instanceof BaseService && service.get === BaseService.prototype.get;
 }
 
 function etagHeader(tag: string | null | undefined): { headers?: Record<string, string> } {

@@ -100,14 +100,27 @@ export function CoreAPIRoute(options: CoreRouteOptions): RouteOptions {
     // An unguarded route without introspection has nothing to check: no preHandler stage of its own.
     preHandler: action || exposeSchema ? [guard, ...toArray(preHandler)] : toArray(preHandler),
     preSerialization: [vary, ...toArray(preSerialization)],
-    handler: async function coreHandler(request, reply) {
-      const result = await handler(request, reply);
-      if (result instanceof CoreJSONResponse) return sendCore(reply, result);
-      // Text, buffers or streams the handler typed as JSON itself (objects also pass `vary` above).
-      if (result !== undefined && !reply.sent) varyOnCredentialsIfJson(reply);
-      return result;
+    // A synchronous result is answered at once: no promise (with AsyncLocalStorage every promise also
+    // runs Node's async hooks).
+    handler: function coreHandler(request, reply) {
+      const result = handler(request, reply);
+      if (isThenable(result)) return result.then((value: unknown) => answer(reply, value));
+      // Fastify's meaning of undefined from an async handler: an empty reply unless one was sent.
+      if (result === undefined) return Promise.resolve();
+      return answer(reply, result);
     },
   } as RouteOptions;
+}
+
+/** What the route gives Fastify for a handler's `result`: a `CoreJSONResponse` is sent here (undefined). */
+function answer(reply: FastifyReply, result: unknown): unknown {
+  if (result instanceof CoreJSONResponse) {
+    sendCore(reply, result);
+    return undefined;
+  }
+  // Text, buffers or streams the handler typed as JSON itself (objects also pass `vary` above).
+  if (result !== undefined && !reply.sent) varyOnCredentialsIfJson(reply);
+  return result;
 }
 
 /**
@@ -120,6 +133,10 @@ export function sendCore(reply: FastifyReply, response: CoreJSONResponse): Fasti
   if (headers !== undefined) for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   varyOnCredentials(reply);
   return reply.send(response.render());
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null | undefined)?.then === 'function';
 }
 
 function toArray<T>(value: T | T[] | undefined): T[] {
