@@ -26,6 +26,8 @@ export interface SelectedColumn {
  */
 export interface ObjectPlan {
   readonly columns: readonly SelectedColumn[];
+  /** The columns with a decoder: all that decoding a row in place has to visit. */
+  readonly decoded: readonly SelectedColumn[];
   /** Alias of the primary key's raw value: null means a joined relation is absent; it keys loaders. */
   readonly pkAlias: string;
   readonly joined: readonly JoinedPlan[];
@@ -137,7 +139,7 @@ export function planObject(scope: IncludeScope, target: PlanTarget, select: stri
     };
     joined.push({ key: name, plan: planObject(scope, child, select) });
   }
-  return { columns, pkAlias, joined, loaders };
+  return { columns, decoded: columns.filter((c) => c.decode !== undefined), pkAlias, joined, loaders };
 }
 
 /** One statement for a to-many relation of many parents, its own nested to-one includes joined into it. */

@@ -60,12 +60,12 @@ function materialize(raw: RawRow, plan: ObjectPlan, pending: PendingLoads): Outp
  * object with the decoded values. One object per row instead of two.
  */
 function decodeInPlace(raw: RawRow, plan: ObjectPlan): Output {
-  const columns = plan.columns;
-  for (let i = 0; i < columns.length; i++) {
-    const c = columns[i]!;
+  // Only the decoded columns: the statement selects every output column, so no other needs a look.
+  const decoded = plan.decoded;
+  for (let i = 0; i < decoded.length; i++) {
+    const c = decoded[i]!;
     const v = raw[c.key];
-    if (v === undefined) raw[c.key] = null;
-    else if (v !== null && c.decode) raw[c.key] = c.decode(v);
+    if (v !== null && v !== undefined) raw[c.key] = c.decode!(v);
   }
   return raw;
 }
