@@ -252,6 +252,18 @@ function modelReaderTests(suite: DatabaseSuite): void {
     });
   });
 
+  describe('LIMIT', () => {
+    // SQLite compiles a statement whose LIMIT is a bare `?` again each time the parameter is bound,
+    // and better-sqlite3 binds on every run; `abs(?)` is compiled once (docs/performance.md).
+    it('is abs(?) on SQLite and a plain parameter on PostgreSQL, in pages and in include loaders', async () => {
+      const { result, sql } = await statements(suite.db, () => tasks.getList({ limit: 3, include: ['comments'] }));
+      expect(result.items).toHaveLength(3);
+      expect(sql).toHaveLength(2);
+      const placeholder = suite.name === 'sqlite' ? 'abs(?)' : '?';
+      for (const text of sql) expect(text).toMatch(new RegExp(` limit ${placeholder.replace(/[()?]/g, '\\$&')}$`));
+    });
+  });
+
   describe('restricted columns are not read', () => {
     it('leaves a restricted field out of the SELECT and the row', async () => {
       const { result, sql } = await statements(suite.db, () =>

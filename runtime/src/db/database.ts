@@ -292,6 +292,18 @@ export class Database {
     return this.platform.quoteIdentifier(identifier);
   }
 
+  /**
+   * The placeholder of a bound LIMIT: `abs(?)` on SQLite, `?` on PostgreSQL. SQLite marks a statement
+   * whose LIMIT is a bare parameter to be compiled again whenever that parameter is bound, and
+   * better-sqlite3 binds every parameter on every run: a prepared `limit ?` statement was compiled
+   * anew on every execution. An expression is evaluated at run time and keeps the bare parameter's
+   * query plan (a literal limit would not: SQLite plans some searches differently for it). Limits are
+   * never negative, so `abs` changes no value. docs/performance.md has the measurements.
+   */
+  get limitPlaceholder(): string {
+    return this.dialect === 'sqlite' ? 'abs(?)' : '?';
+  }
+
   /** Subscribes to every SQL statement; returns the unsubscribe function. */
   onQuery(listener: QueryListener): () => void {
     this.listeners.add(listener);

@@ -135,7 +135,7 @@ export class BaseQuery<M extends Base = Base> {
     let sql = shape.from;
     if (conditions.length > 0) sql += ` where ${conditions.join(' and ')}`;
     sql += ` order by ${[...this.orders.map((o) => o.sql), shape.sort.orderBy].join(', ')}`;
-    if (this.limitValue !== undefined) sql += ' limit ?';
+    if (this.limitValue !== undefined) sql += ` limit ${this.db.limitPlaceholder}`;
     // SQLite accepts OFFSET only after a LIMIT; -1 means none.
     if (this.offsetValue !== undefined)
       sql += this.limitValue === undefined && this.db.dialect === 'sqlite' ? ' limit -1 offset ?' : ' offset ?';

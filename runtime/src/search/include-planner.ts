@@ -176,7 +176,7 @@ function planLoader(
     jsonPath: node.jsonPath,
     head: `select ${select.join(', ')} from ${source.from}${joins.text} where ${source.parentKey} in `,
     headSlots: joins.slots,
-    tail: `${own.text} order by ${qualified(source.alias, target.pk.quoted)} limit ?`,
+    tail: `${own.text} order by ${qualified(source.alias, target.pk.quoted)} limit ${db.limitPlaceholder}`,
     tailSlots: own.slots,
     plan,
   };
