@@ -15,6 +15,7 @@
  *   npm run bench -- --only by_id,list  some endpoints only
  *   npm run bench -- --servers core,floor,platformatic   some servers only (core and floor always run)
  *   npm run bench -- --profile          CPU profiles of Core and the floor on SQLite (by id, list, search, create), grouped by layer
+ *   npm run bench -- --instructions     instructions per request of Core and the floor on SQLite, counted by callgrind (valgrind)
  *
  * Options: --reps N, --duration S (per server and endpoint and repetition, in 1-second slices that
  * take turns with the other servers and the endpoints of the same group), --warmup S (once per server and endpoint).
@@ -63,6 +64,7 @@ import {
 import { LoadGenerator, requestsFor, type Tokens } from './lib/load.js';
 import { installPlatformatic, platformaticSqliteCopy, preparePlatformaticPostgres } from './lib/peers.js';
 import { BenchPostgres } from './lib/postgres.js';
+import { instructionsUnavailable, runInstructions } from './lib/instructions.js';
 import { runProfiles } from './lib/profile.js';
 import {
   checkTargets,
@@ -92,6 +94,7 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    instructions: { type: 'boolean', default: false },
     db: { type: 'string' },
     reps: { type: 'string' },
     duration: { type: 'string' },
@@ -113,10 +116,16 @@ if (only && endpoints.length !== only.size) {
   throw new Error(`--only: unknown endpoint name(s); known: ${ENDPOINTS.map((e) => e.name).join(', ')}`);
 }
 // A full run measures both databases; --quick stays on SQLite, to stay short, unless --db says otherwise.
-const db = args.db ?? (quick || args.profile ? 'sqlite' : 'both');
+/** `--profile` and `--instructions` look at Core and the floor on SQLite, one server at a time. */
+const inspecting = args.profile || args.instructions;
+const db = args.db ?? (quick || inspecting ? 'sqlite' : 'both');
 if (db !== 'sqlite' && db !== 'postgresql' && db !== 'both')
   throw new Error(`--db: expected sqlite, postgresql or both, got "${db}"`);
-if (args.profile && db !== 'sqlite') throw new Error('--profile runs on SQLite only; leave out --db');
+if (inspecting && db !== 'sqlite') throw new Error('--profile and --instructions run on SQLite only; leave out --db');
+if (args.instructions) {
+  const unavailable = instructionsUnavailable();
+  if (unavailable) throw new Error(`--instructions needs callgrind: ${unavailable}`);
+}
 const databases: DatabaseKind[] = db === 'both' ? ['sqlite', 'postgresql'] : [db];
 const inCi = process.env['CI'] === 'true' || process.env['CI'] === '1';
 // Core is what is measured and the floor what every ratio divides by: both always run.
@@ -126,7 +135,7 @@ let servers: readonly ServerName[] = (() => {
   if (unknown.length)
     throw new Error(`--servers: unknown server(s) ${unknown.join(', ')}; known: ${SERVER_NAMES.join(', ')}`);
   // The outbox line runs only the endpoints that raise events: without one it has nothing to do.
-  const outboxLine = !args.profile && endpoints.some((e) => e.events);
+  const outboxLine = !inspecting && endpoints.some((e) => e.events);
   return SERVER_NAMES.filter(
     (name) => name === 'core' || name === 'floor' || (asked.has(name) && (name !== 'core_outbox' || outboxLine)),
   );
@@ -441,7 +450,7 @@ async function main(): Promise<void> {
       log(`  servers ready in ${Math.round(performance.now() - preparing)} ms; externals from ${ready.policy.source}`);
       return ready;
     }),
-    servers.includes('platformatic') && !args.profile ? installPlatformatic(log) : undefined,
+    servers.includes('platformatic') && !inspecting ? installPlatformatic(log) : undefined,
     LoadGenerator.start().then((started) => void (load = started)),
   ]);
   let seed: SeedInfo | undefined;
@@ -457,6 +466,15 @@ async function main(): Promise<void> {
     | (Measured & { coldRuns: ColdStartRuns; generator: ReturnType<typeof measureGenerator>; loadAverage: number[] })
     | undefined;
   if (seed) {
+    if (args.instructions) {
+      await runInstructions(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
+        duration: Number(args.duration ?? 10),
+        // Enough requests at a server's speed under callgrind for V8 to optimize the hot functions.
+        warmup: Number(args.warmup ?? 60),
+        only,
+      });
+      return;
+    }
     if (args.profile) {
       await runProfiles(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
         duration: Number(args.duration ?? 10),

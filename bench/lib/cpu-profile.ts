@@ -105,7 +105,7 @@ export function classify(source: string, functionName: string): string | null {
 }
 
 /** Maps `file:///…/bundle.mjs` positions back to repo-relative source files via `bundle.mjs.map`. */
-class SourceResolver {
+export class SourceResolver {
   private readonly maps = new Map<string, { map: SourceMap; dir: string } | null>();
 
   resolve(frame: CallFrame): string {

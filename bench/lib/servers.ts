@@ -319,6 +319,10 @@ export interface StartOptions {
   nodeFlags?: string[];
   /** Extra environment variables (e.g. `LOG_LEVEL` for an ablation). */
   env?: Record<string, string>;
+  /** A command `node` runs under, with its arguments (e.g. `valgrind --tool=callgrind`). */
+  wrapper?: string[];
+  /** How long the server may take to answer its ready path (default 30 s). */
+  readyTimeoutMs?: number;
 }
 
 /** The whole environment of a server process: nothing inherited but PATH and HOME. */
@@ -343,15 +347,13 @@ export async function startServer(spec: ServerSpec, options: StartOptions): Prom
   const port = await freePort();
   const devNull = openSync('/dev/null', 'w');
   const spawnedAt = performance.now();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...(spec.nodeFlags ?? []), ...(options.nodeFlags ?? []), spec.entry],
-    {
-      cwd: spec.cwd,
-      env: serverEnvironment(spec, port, options.databaseUrl, options.env),
-      stdio: ['ignore', devNull, 'pipe'],
-    },
-  );
+  const nodeArgs = [...(spec.nodeFlags ?? []), ...(options.nodeFlags ?? []), spec.entry];
+  const [command, ...args] = options.wrapper ? [...options.wrapper, process.execPath] : [process.execPath];
+  const child: ChildProcess = spawn(command!, [...args, ...nodeArgs], {
+    cwd: spec.cwd,
+    env: serverEnvironment(spec, port, options.databaseUrl, options.env),
+    stdio: ['ignore', devNull, 'pipe'],
+  });
   closeSync(devNull);
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -373,7 +375,8 @@ export async function startServer(spec: ServerSpec, options: StartOptions): Prom
       clearTimeout(timer);
     },
   };
-  const deadline = Date.now() + 30_000;
+  const readyMs = options.readyTimeoutMs ?? 30_000;
+  const deadline = Date.now() + readyMs;
   for (;;) {
     if (child.exitCode !== null)
       throw new Error(`${spec.name} server exited with code ${child.exitCode} before listening:\n${stderr}`);
@@ -385,7 +388,9 @@ export async function startServer(spec: ServerSpec, options: StartOptions): Prom
     }
     if (Date.now() > deadline) {
       await running.stop();
-      throw new Error(`${spec.name} server did not answer ${spec.readyPath ?? '/health'} within 30 s:\n${stderr}`);
+      throw new Error(
+        `${spec.name} server did not answer ${spec.readyPath ?? '/health'} within ${readyMs / 1000} s:\n${stderr}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 20));
   }
