@@ -470,7 +470,7 @@ async function main(): Promise<void> {
       await runInstructions(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
         duration: Number(args.duration ?? 10),
         // Enough requests at a server's speed under callgrind for V8 to optimize the hot functions.
-        warmup: Number(args.warmup ?? 60),
+        warmup: Number(args.warmup ?? 120),
         only,
       });
       return;

@@ -18,8 +18,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { join } from 'node:path';
 import { RESULTS_DIR } from './config.js';
 import { classify, SourceResolver } from './cpu-profile.js';
-import { deepCursorPath, ENDPOINTS, type Endpoint } from './endpoints.js';
-import { requestsFor, type LoadGenerator, type Tokens } from './load.js';
+import { ENDPOINTS, type Endpoint } from './endpoints.js';
+import { sqliteRequestsFor, type LoadGenerator, type Tokens } from './load.js';
 import { startServer, type ServerSpec } from './servers.js';
 
 /** Counted unless `--only` names others. */
@@ -241,15 +241,7 @@ async function countOne(
   };
   let requests: number;
   try {
-    const res = await fetch(server.baseUrl + deepCursorPath(), {
-      headers: { authorization: `Bearer ${tokens.admin}` },
-    });
-    const inputs = {
-      database: 'sqlite' as const,
-      sampleIds,
-      deepCursor: ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor,
-    };
-    const cycle = requestsFor(endpoint, spec.name, inputs, tokens);
+    const cycle = await sqliteRequestsFor(server.baseUrl, endpoint, spec.name, sampleIds, tokens);
     await load.run(server.baseUrl, cycle, options.warmup);
     control('-i', 'on');
     const result = await load.run(server.baseUrl, cycle, options.duration);

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { BUILD_DIR, CONNECTIONS, ROOT, type ServerName } from './config.js';
-import type { Endpoint, EndpointInputs } from './endpoints.js';
+import { deepCursorPath, type Endpoint, type EndpointInputs } from './endpoints.js';
 
 export interface LoadResult {
   rps: number;
@@ -73,6 +73,22 @@ export function requestsFor(
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     };
   });
+}
+
+/**
+ * `requestsFor` on SQLite, for one server started on its own copy of the data (`--profile`,
+ * `--instructions`): the keyset page's cursor after row 90,000 is asked of that server (one request).
+ */
+export async function sqliteRequestsFor(
+  baseUrl: string,
+  endpoint: Endpoint,
+  server: ServerName,
+  sampleIds: readonly string[],
+  tokens: Tokens,
+): Promise<LoadRequest[]> {
+  const res = await fetch(baseUrl + deepCursorPath(), { headers: { authorization: `Bearer ${tokens.admin}` } });
+  const deepCursor = ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor;
+  return requestsFor(endpoint, server, { database: 'sqlite', sampleIds, deepCursor }, tokens);
 }
 
 type Reply = { ok: true; result: LoadResult } | { ok: false; error: string };

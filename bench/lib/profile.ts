@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILD_DIR, RESULTS_DIR } from './config.js';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
-import { deepCursorPath, ENDPOINTS, type Endpoint } from './endpoints.js';
-import { requestsFor, type LoadGenerator, type Tokens } from './load.js';
+import { ENDPOINTS, type Endpoint } from './endpoints.js';
+import { sqliteRequestsFor, type LoadGenerator, type Tokens } from './load.js';
 import { startServer, type ServerSpec } from './servers.js';
 
 /** Profiled unless `--only` names others. */
@@ -65,16 +65,7 @@ async function profileOne(
     ],
   });
   try {
-    // The keyset page needs this server's own cursor after row 90,000 (one request before the warm-up).
-    const res = await fetch(server.baseUrl + deepCursorPath(), {
-      headers: { authorization: `Bearer ${tokens.admin}` },
-    });
-    const inputs = {
-      database: 'sqlite' as const,
-      sampleIds,
-      deepCursor: ((await res.json()) as { meta: { next_cursor: string } }).meta.next_cursor,
-    };
-    const cycle = requestsFor(endpoint, spec.name, inputs, tokens);
+    const cycle = await sqliteRequestsFor(server.baseUrl, endpoint, spec.name, sampleIds, tokens);
     await load.run(server.baseUrl, cycle, options.warmup);
     const startUs = Number(process.hrtime.bigint() / 1000n);
     const result = await load.run(server.baseUrl, cycle, options.duration);
