@@ -317,7 +317,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
         const { id } = request.params as IdParams;
         const service = this.resolveService();
         const include = includeOf(request);
-        if (!service.etag || !usesOwnGet(service)) return this.view(service, id, include);
+        if (!service.etag || !usesOwnGet(service)) return this.getThroughService(service, id, include);
         // BaseService's own `get` reads the tag with the row, in one statement, and answers without a
         // promise where the read is synchronous (SQLite): with AsyncLocalStorage every promise also
         // runs Node's async hooks.
@@ -327,7 +327,9 @@ export abstract class BaseRouter<C extends object, U extends object> {
         } catch (error) {
           throw atUrl(error, VIEW_URL);
         }
-        return read instanceof Promise ? this.view(service, id, include, read) : this.viewed(read, etagOf(read));
+        return read instanceof Promise
+          ? this.getThroughService(service, id, include, read)
+          : this.getResponse(read, etagOf(read));
       },
     };
   }
@@ -336,7 +338,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
    * GET by id through the service's `get` (`read`: the tagged read already under way), for services
    * of any kind.
    */
-  private async view(
+  private async getThroughService(
     service: RouterService<C, U>,
     id: string,
     include: string[] | undefined,
@@ -360,10 +362,10 @@ export abstract class BaseRouter<C extends object, U extends object> {
     } catch (error) {
       throw atUrl(error, VIEW_URL);
     }
-    return this.viewed(row, tag);
+    return this.getResponse(row, tag);
   }
 
-  private viewed(row: OutputRow, tag: string | null | undefined): CoreJSONResponse {
+  private getResponse(row: OutputRow, tag: string | null | undefined): CoreJSONResponse {
     return new CoreJSONResponse(row, { serializeData: this.schemaOut.serializer(getContext()), ...etagHeader(tag) });
   }
 
