@@ -175,22 +175,23 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   getDirect(id: Id, options: ReadOptions = {}): Row<M> | null | Promise<Row<M> | null> {
     const { tags, reader, plan } = this.state();
     if (!options.etag) return reader.getWith(id, options);
-    if (options.include === undefined) {
-      const extras = tags.alongRow(plan.parseId(id));
-      if (extras) return reader.getWith(id, options, extras);
-    }
-    return this.getTagged(id, options);
+    if (options.include !== undefined) return this.getTaggedWithIncludes(id, options);
+    const extras = tags.alongRow(plan.parseId(id));
+    return extras ? reader.getWith(id, options, extras) : this.getTagFirst(id, options);
   }
 
-  /** `get` with the ETag where the includes must be checked first, or the tag cannot come with the row. */
-  private async getTagged(id: Id, options: ReadOptions): Promise<Row<M> | null> {
-    const { tags, reader, plan } = this.state();
-    const key = options.include === undefined ? plan.parseId(id) : await this.checkedKey(id, options);
-    const extras = tags.alongRow(key);
-    if (extras) return reader.getWith(id, options, extras);
+  /** `get` with the ETag and includes: the includes are checked before the tag is read. */
+  private async getTaggedWithIncludes(id: Id, options: ReadOptions): Promise<Row<M> | null> {
+    const { tags, reader } = this.state();
+    const extras = tags.alongRow(await this.checkedKey(id, options));
+    return extras ? reader.getWith(id, options, extras) : this.getTagFirst(id, options);
+  }
+
+  /** `get` with an ETag that cannot come with the row (a model owning many-to-many links). */
+  private async getTagFirst(id: Id, options: ReadOptions): Promise<Row<M> | null> {
     // Read before the row: a tag older than its row can only cause a needless 412, never a lost update.
     const tag = await this.etag(id, options);
-    const row = await reader.get(id, options);
+    const row = await this.state().reader.get(id, options);
     if (row && tag !== null) setRowETag(row, tag);
     return row;
   }

@@ -317,7 +317,7 @@ export abstract class BaseRouter<C extends object, U extends object> {
         const { id } = request.params as IdParams;
         const service = this.resolveService();
         const include = includeOf(request);
-        if (!service.etag || !usesOwnGet(service)) return this.getThroughService(service, id, include);
+        if (!usesOwnGet(service)) return this.getThroughService(service, id, include);
         // BaseService's own `get` reads the tag with the row, in one statement, and answers without a
         // promise where the read is synchronous (SQLite): with AsyncLocalStorage every promise also
         // runs Node's async hooks.
