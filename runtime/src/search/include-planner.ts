@@ -20,6 +20,9 @@ export interface SelectedColumn {
   readonly hidden: boolean;
 }
 
+/** A selected column whose raw value needs its decoder. */
+export type DecodedColumn = SelectedColumn & { readonly decode: Decoder };
+
 /**
  * How to build one output object from a fetched row: its columns, its joined to-one relations (nested
  * objects from the same row) and its to-many relations (filled afterwards by select-in loaders).
@@ -27,7 +30,7 @@ export interface SelectedColumn {
 export interface ObjectPlan {
   readonly columns: readonly SelectedColumn[];
   /** The columns with a decoder: all that decoding a row in place has to visit. */
-  readonly decoded: readonly SelectedColumn[];
+  readonly decoded: readonly DecodedColumn[];
   /** Alias of the primary key's raw value: null means a joined relation is absent; it keys loaders. */
   readonly pkAlias: string;
   readonly joined: readonly JoinedPlan[];
@@ -139,7 +142,8 @@ export function planObject(scope: IncludeScope, target: PlanTarget, select: stri
     };
     joined.push({ key: name, plan: planObject(scope, child, select) });
   }
-  return { columns, decoded: columns.filter((c) => c.decode !== undefined), pkAlias, joined, loaders };
+  const decoded = columns.filter((c): c is DecodedColumn => c.decode !== undefined);
+  return { columns, decoded, pkAlias, joined, loaders };
 }
 
 /** One statement for a to-many relation of many parents, its own nested to-one includes joined into it. */

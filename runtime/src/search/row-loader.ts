@@ -65,7 +65,7 @@ function decodeInPlace(raw: RawRow, plan: ObjectPlan): Output {
   for (let i = 0; i < decoded.length; i++) {
     const c = decoded[i]!;
     const v = raw[c.key];
-    if (v !== null && v !== undefined) raw[c.key] = c.decode!(v);
+    if (v !== null && v !== undefined) raw[c.key] = c.decode(v);
   }
   return raw;
 }
