@@ -466,19 +466,12 @@ async function main(): Promise<void> {
     | (Measured & { coldRuns: ColdStartRuns; generator: ReturnType<typeof measureGenerator>; loadAverage: number[] })
     | undefined;
   if (seed) {
-    if (args.instructions) {
-      await runInstructions(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
+    if (inspecting) {
+      const inspect = args.instructions ? runInstructions : runProfiles;
+      await inspect(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
         duration: Number(args.duration ?? 10),
-        // Enough requests at a server's speed under callgrind for V8 to optimize the hot functions.
-        warmup: Number(args.warmup ?? 120),
-        only,
-      });
-      return;
-    }
-    if (args.profile) {
-      await runProfiles(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
-        duration: Number(args.duration ?? 10),
-        warmup: Number(args.warmup ?? 3),
+        // Under callgrind, enough requests for V8 to optimize the hot functions.
+        warmup: Number(args.warmup ?? (args.instructions ? 120 : 3)),
         only,
       });
       return;
