@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { MikroORM, TransactionContext, type EntitySchema, type Options } from '@mikro-orm/core';
 import type { AbstractSqlConnection, AbstractSqlPlatform } from '@mikro-orm/knex';
@@ -634,9 +635,16 @@ function fileOf(client: BetterSqliteClient): string | null {
   return resolve(filename);
 }
 
+const requireDriver = createRequire(import.meta.url);
+
+/**
+ * MikroORM 6's drivers are CommonJS. `require` loads them without the scan an `import` of CommonJS
+ * makes of every file the driver re-exports (MikroORM and knex: hundreds), which would lengthen the
+ * server's start (docs/performance.md, "Cold start").
+ */
 async function importDriver<T>(name: string): Promise<T> {
   try {
-    return (await import(name)) as T;
+    return requireDriver(name) as T;
   } catch (err) {
     throw new Error(`The database driver ${name} is not installed: run \`npm install -E ${name}@6.6.16\``, {
       cause: err,
