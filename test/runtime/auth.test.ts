@@ -141,6 +141,8 @@ describe('credentials: where the token comes from', () => {
   it.each([
     { name: 'Authorization: Bearer', headers: { authorization: `Bearer ${viewer}` }, sub: 'u1' },
     { name: 'scheme is case-insensitive', headers: { authorization: `bearer   ${viewer}` }, sub: 'u1' },
+    { name: 'spaces and a tab after the scheme', headers: { authorization: `Bearer  \t ${viewer}` }, sub: 'u1' },
+    { name: 'spaces before the scheme', headers: { authorization: `  BEARER ${viewer}` }, sub: 'u1' },
     { name: 'access_token cookie', headers: { cookie: `access_token=${viewer}` }, sub: 'u1' },
     {
       name: 'cookie among others, spaces and quotes',

@@ -13,6 +13,7 @@ export interface Credential {
 }
 
 const NO_CREDENTIAL: Credential = Object.freeze({ token: null, source: null });
+const BEARER = /^\s*bearer(?:\s+(.*))?$/i;
 
 /**
  * Reads the credential: `Authorization: Bearer <token>` first (scheme case-insensitive, RFC 7235), else
@@ -23,7 +24,10 @@ const NO_CREDENTIAL: Credential = Object.freeze({ token: null, source: null });
 export function extractCredential(headers: IncomingHttpHeaders): Credential {
   const authorization = headers.authorization;
   if (typeof authorization === 'string') {
-    const match = /^\s*bearer(?:\s+(.*))?$/i.exec(authorization);
+    // The usual spelling first: the same result as the expression's, which scans the whole token
+    // case-insensitively on every request.
+    if (authorization.startsWith('Bearer ')) return { token: authorization.slice(7).trim(), source: 'authorization' };
+    const match = BEARER.exec(authorization);
     if (match) return { token: (match[1] ?? '').trim(), source: 'authorization' };
   }
   const cookie = headers.cookie;
