@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Base, UnitOfWork, type Database } from '@core/runtime';
 import { DatabaseManager, parseDatabaseUrl } from '../../runtime/src/db/database.js';
@@ -307,6 +308,56 @@ describe('Database.select on a SQLite file', () => {
     }
     expect(await count('racing')).toBe(1);
     expect(db.selectSync("select title from tasks where title = 'racing'")).toEqual([{ title: 'racing' }]);
+  });
+
+  it("builds each row as better-sqlite3's own rows: the same keys in the same order and the same values", async () => {
+    const oracle = new BetterSqlite3(file, { readonly: true });
+    try {
+      const statements: [string, unknown[]][] = [
+        // Duplicate names (the last value wins, at the first one's place), quotes, non-ASCII, an integer
+        // name, null, a blob, a float.
+        [
+          `select 1 as "a", 'x' as "b""q", 2 as "a", 'é' as "ünï", 3 as "0", null as "n", x'00ff' as "bin", 1.5 as "f"`,
+          [],
+        ],
+        // A name that is a setter in an object literal, as in better-sqlite3's own rows.
+        ['select 4 as "__proto__", ? as "p"', ['q']],
+        ['select title, is_completed from tasks where title = ?', ['none']],
+      ];
+      for (const [sql, params] of statements) {
+        const expected = oracle.prepare(sql).all(...params) as Record<string, unknown>[];
+        for (const rows of [
+          db.selectSync<Record<string, unknown>>(sql, params)!,
+          await UnitOfWork.run(() => db.select<Record<string, unknown>>(sql, params), { db }),
+        ]) {
+          expect(rows).toEqual(expected);
+          expect(rows.map((row) => Object.keys(row))).toEqual(expected.map((row) => Object.keys(row)));
+          expect(rows.map((row) => Object.getPrototypeOf(row))).toEqual(
+            expected.map((row) => Object.getPrototypeOf(row)),
+          );
+        }
+      }
+    } finally {
+      oracle.close();
+    }
+  });
+
+  it('reads the columns a table has now through a cached `select *`, and the same ones through a column list', () => {
+    const writer = new BetterSqlite3(file);
+    try {
+      writer.exec("create table side (a integer, b text); insert into side values (1, 'one')");
+      expect(db.selectSync('select * from side')).toEqual([{ a: 1, b: 'one' }]);
+      expect(db.selectSync('select b, a from side')).toEqual([{ b: 'one', a: 1 }]);
+      // SQLite prepares both cached statements again; only the `*` gains the column.
+      writer.exec("alter table side add column c text default 'new'");
+      const all = db.selectSync<Record<string, unknown>>('select * from side')!;
+      expect(all).toEqual([{ a: 1, b: 'one', c: 'new' }]);
+      expect(Object.keys(all[0]!)).toEqual(['a', 'b', 'c']);
+      expect(db.selectSync('select b, a from side')).toEqual([{ b: 'one', a: 1 }]);
+    } finally {
+      writer.exec('drop table if exists side');
+      writer.close();
+    }
   });
 
   it('reports reads on the read-only connection to query listeners like any other', async () => {

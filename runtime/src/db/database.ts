@@ -119,6 +119,8 @@ interface PreparedSqlite extends SqliteStatement {
   readonly reader: boolean;
   columns(): { name: string; type: string | null }[];
   safeIntegers(toggle: boolean): unknown;
+  /** Rows as arrays of column values, in the statement's column order. */
+  raw(toggle: boolean): unknown;
 }
 
 /** A raw better-sqlite3 connection, as the knex client hands it out or as Core opens it. */
@@ -188,7 +190,7 @@ class StatementCache {
       return hit.stmt;
     }
     // Prepared before anything is evicted: a statement that does not compile changes nothing.
-    const stmt = exactBigints(this.conn.prepare(sql));
+    const stmt = rowsByPosition(this.conn.prepare(sql), sql);
     if (this.entries.size >= this.max) this.evictOne();
     this.entries.set(sql, { stmt, used: false });
     return stmt;
@@ -209,23 +211,47 @@ class StatementCache {
 const BIGINT_TYPE = /big\s*int|int8/i;
 
 /**
+ * A reading statement whose rows better-sqlite3 hands over as arrays (its raw mode), each turned into
+ * the object it would have built, by a function compiled for the statement's columns: the same keys
+ * in the same order, the same values. better-sqlite3 sets each column through V8's generic property
+ * API, which made building a 21-row page cost about as much as running its SELECT; an object literal
+ * of a fixed shape is built by compiled code (docs/performance.md, "Rows built by position").
+ *
  * better-sqlite3 reads integers as JavaScript numbers, which lose digits past 2^53: a bigint column's
  * 9007199254740993 would be read as …992. A statement that reads a column declared bigint reads its
  * integers as BigInts instead (better-sqlite3's safe integers), and turns every other column's back
- * into numbers, so only bigint values change form (the decoders write them as strings). Statements
- * without such a column, nearly all of them, are returned as they are.
+ * into numbers, so only bigint values change form (the decoders write them as strings).
  */
-function exactBigints(stmt: PreparedSqlite): SqliteStatement {
+function rowsByPosition(stmt: PreparedSqlite, sql: string): SqliteStatement {
   if (!stmt.reader) return stmt;
   const columns = stmt.columns();
-  if (!columns.some((c) => c.type !== null && BIGINT_TYPE.test(c.type))) return stmt;
-  stmt.safeIntegers(true);
-  const narrow = columns.filter((c) => c.type === null || !BIGINT_TYPE.test(c.type)).map((c) => c.name);
+  const names = columns.map((c) => c.name);
+  const exact = columns.some((c) => c.type !== null && BIGINT_TYPE.test(c.type));
+  if (exact) stmt.safeIntegers(true);
+  const narrow = exact ? columns.map((c) => c.type === null || !BIGINT_TYPE.test(c.type)) : undefined;
+  // A `*` (`select *`, `t.*`, `returning *`) is expanded from the table as it is when SQLite prepares the
+  // statement again after a schema change, so the columns could differ from those compiled here; a
+  // literal's `"__proto__": v` would set the prototype. Those keep better-sqlite3's objects.
+  if (sql.includes('*') || names.includes('__proto__')) return narrow ? narrowedRows(stmt, names, narrow) : stmt;
+  stmt.raw(true);
+  const build = rowBuilder(names, narrow);
+  return {
+    all(...params: unknown[]): unknown[] {
+      const rows = stmt.all(...params);
+      for (let i = 0; i < rows.length; i++) rows[i] = build(rows[i] as unknown[]);
+      return rows;
+    },
+  };
+}
+
+/** better-sqlite3's own row objects, with the BigInts of the columns `narrow` marks made numbers. */
+function narrowedRows(stmt: PreparedSqlite, names: readonly string[], narrow: readonly boolean[]): SqliteStatement {
+  const narrowed = names.filter((_, i) => narrow[i]);
   return {
     all(...params: unknown[]): unknown[] {
       const rows = stmt.all(...params) as Record<string, unknown>[];
       for (const row of rows) {
-        for (const name of narrow) {
+        for (const name of narrowed) {
           const value = row[name];
           if (typeof value === 'bigint') row[name] = Number(value);
         }
@@ -233,6 +259,18 @@ function exactBigints(stmt: PreparedSqlite): SqliteStatement {
       return rows;
     },
   };
+}
+
+/**
+ * `(values) => ({ "<name 0>": values[0], … })`. `narrow[i]`: column i's BigInts become numbers. Names
+ * are written as JSON strings, which are JavaScript string literals, so no name can break out.
+ */
+function rowBuilder(names: readonly string[], narrow?: readonly boolean[]): (values: unknown[]) => object {
+  const fields = names.map((name, i) => `${JSON.stringify(name)}: ${narrow?.[i] ? `toNumber(v[${i}])` : `v[${i}]`}`);
+  const make = new Function('toNumber', `return (v) => ({ ${fields.join(', ')} });`) as (
+    toNumber: (value: unknown) => unknown,
+  ) => (values: unknown[]) => object;
+  return make((value) => (typeof value === 'bigint' ? Number(value) : value));
 }
 
 /**
