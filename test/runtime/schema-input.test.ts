@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { Value } from 'typebox/value';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   ContextSchema,
@@ -134,6 +135,54 @@ describe('ContextSchema.parse: unknown keys, defaults, modes', () => {
       priority: 'high',
       assignee_email: null,
       project_id: null,
+    });
+  });
+
+  describe("fills absent fields as TypeBox's Value.Default does: the same values in the same key order", () => {
+    class Note extends ContextSchema {
+      static override readonly __model__ = 'notes';
+      static override readonly fields = Type.Object({
+        text: Type.String(),
+        tags: Type.Optional(Type.Array(Type.String(), { default: [] })),
+        meta: Type.Optional(Type.Unknown({ default: { pinned: false } })),
+        color: Type.Optional(Type.Union([Type.String(), Type.Null()], { default: null })),
+      });
+    }
+    // A default below a field: Value.Default itself fills it.
+    class Profile extends ContextSchema {
+      static override readonly __model__ = 'profiles';
+      static override readonly fields = Type.Object({
+        name: Type.String(),
+        settings: Type.Optional(
+          Type.Object({ theme: Type.String({ default: 'dark' }), size: Type.Optional(Type.Number()) }, { default: {} }),
+        ),
+      });
+    }
+    it.each([
+      { schema: TaskCreate, body: { title: 't' } },
+      { schema: TaskCreate, body: { priority: 'high', title: 't', description: 'd' } },
+      { schema: TaskCreate, body: { title: 't', description: null, project_id: PROJECT_ID } },
+      { schema: Note, body: { text: 'x' } },
+      { schema: Note, body: { color: 'red', text: 'x', tags: ['a'], meta: { any: [1] } } },
+      { schema: Profile, body: { name: 'p' } },
+      { schema: Profile, body: { name: 'p', settings: { size: 2 } } },
+    ])('$schema.name $body', ({ schema, body }) => {
+      // The declared fields sent, in declaration order, as the parse keeps them before filling defaults.
+      const sent = Object.keys(schema.fields.properties)
+        .filter((name) => Object.hasOwn(body, name))
+        .map((name) => [name, structuredClone((body as Record<string, unknown>)[name])]);
+      const expected = Value.Default(schema.fields, Object.fromEntries(sent)) as Record<string, unknown>;
+      const parsed = schema.parse(body, NONE) as Record<string, unknown>;
+      expect(parsed).toEqual(expected);
+      expect(Object.keys(parsed)).toEqual(Object.keys(expected));
+    });
+
+    it('gives every body its own copy of an object default', () => {
+      const first = Note.parse({ text: 'a' }, NONE) as { tags: string[]; meta: { pinned: boolean } };
+      const second = Note.parse({ text: 'b' }, NONE) as { tags: string[]; meta: { pinned: boolean } };
+      expect(first.tags).not.toBe(second.tags);
+      expect(first.meta).not.toBe(second.meta);
+      expect(second.meta).toEqual({ pinned: false });
     });
   });
 
