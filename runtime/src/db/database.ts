@@ -214,8 +214,8 @@ const BIGINT_TYPE = /big\s*int|int8/i;
  * A reading statement whose rows better-sqlite3 hands over as arrays (its raw mode), each turned into
  * the object it would have built, by a function compiled for the statement's columns: the same keys
  * in the same order, the same values. better-sqlite3 sets each column through V8's generic property
- * API, which made building a 21-row page cost about as much as running its SELECT; an object literal
- * of a fixed shape is built by compiled code (docs/performance.md, "Rows built by position").
+ * API, a slow path taken for every column of every row; an object literal of one fixed shape is built
+ * by compiled code (docs/performance.md, "Rows built by position").
  *
  * better-sqlite3 reads integers as JavaScript numbers, which lose digits past 2^53: a bigint column's
  * 9007199254740993 would be read as …992. A statement that reads a column declared bigint reads its
@@ -678,7 +678,7 @@ const requireDriver = createRequire(import.meta.url);
 /**
  * MikroORM 6's drivers are CommonJS. `require` loads them without the scan an `import` of CommonJS
  * makes of every file the driver re-exports (MikroORM and knex: hundreds), which would lengthen the
- * server's start (docs/performance.md, "Cold start").
+ * server's start (docs/performance.md, "Cold start: where the time goes").
  */
 async function importDriver<T>(name: string): Promise<T> {
   try {

@@ -69,7 +69,7 @@ function buildInputPlan(
 
 /**
  * `Value.Default` walks the whole schema for every body, checking each union's variants against the
- * value, and on a create that walk cost about a tenth of the request (docs/performance.md). Where no
+ * value with TypeBox's interpreted checker, a large part of a create's work (docs/performance.md). Where no
  * field's schema holds a default or a reference below its own top, the walk only puts each absent
  * field's default in place (a present value comes back as it is, or as an equal copy): that is done
  * here from a list, and `Value.Default` runs for the other schemas.
