@@ -345,17 +345,18 @@ describe('Database.select on a SQLite file', () => {
   it('reads the columns a table has now through a cached `select *`, and the same ones through a column list', () => {
     const writer = new BetterSqlite3(file);
     try {
-      writer.exec("create table side (a integer, b text); insert into side values (1, 'one')");
+      writer.prepare('create table side (a integer, b text)').run();
+      writer.prepare("insert into side values (1, 'one')").run();
       expect(db.selectSync('select * from side')).toEqual([{ a: 1, b: 'one' }]);
       expect(db.selectSync('select b, a from side')).toEqual([{ b: 'one', a: 1 }]);
       // SQLite prepares both cached statements again; only the `*` gains the column.
-      writer.exec("alter table side add column c text default 'new'");
+      writer.prepare("alter table side add column c text default 'new'").run();
       const all = db.selectSync<Record<string, unknown>>('select * from side')!;
       expect(all).toEqual([{ a: 1, b: 'one', c: 'new' }]);
       expect(Object.keys(all[0]!)).toEqual(['a', 'b', 'c']);
       expect(db.selectSync('select b, a from side')).toEqual([{ b: 'one', a: 1 }]);
     } finally {
-      writer.exec('drop table if exists side');
+      writer.prepare('drop table if exists side').run();
       writer.close();
     }
   });
