@@ -468,11 +468,20 @@ async function main(): Promise<void> {
   if (seed) {
     if (inspecting) {
       const inspect = args.instructions ? runInstructions : runProfiles;
-      await inspect(specs.sqlite!.core, specs.sqlite!.floor, seedPath, work, seed.sampleIds, tokens, load!, {
-        duration: Number(args.duration ?? 10),
-        // Under callgrind, enough requests for V8 to optimize the hot functions.
-        warmup: Number(args.warmup ?? (args.instructions ? 120 : 3)),
-        only,
+      await inspect({
+        core: specs.sqlite!.core,
+        floor: specs.sqlite!.floor,
+        seedDb: seedPath,
+        workDir: work,
+        sampleIds: seed.sampleIds,
+        tokens,
+        load: load!,
+        options: {
+          duration: Number(args.duration ?? 10),
+          // Under callgrind, enough requests for V8 to optimize the hot functions.
+          warmup: Number(args.warmup ?? (args.instructions ? 120 : 3)),
+          only,
+        },
       });
       return;
     }

@@ -18,8 +18,9 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { join } from 'node:path';
 import { RESULTS_DIR } from './config.js';
 import { classify, SourceResolver } from './cpu-profile.js';
-import { ENDPOINTS, type Endpoint } from './endpoints.js';
-import { sqliteRequestsFor, type LoadGenerator, type Tokens } from './load.js';
+import type { Endpoint } from './endpoints.js';
+import { measureEach, type Inspection } from './inspect.js';
+import { sqliteRequestsFor } from './load.js';
 import { startServer, type ServerSpec } from './servers.js';
 
 /** Counted unless `--only` names others. */
@@ -209,10 +210,8 @@ function group(
 async function countOne(
   spec: ServerSpec,
   endpoint: Endpoint,
-  context: { seedDb: string; workDir: string; sampleIds: readonly string[]; tokens: Tokens; load: LoadGenerator },
-  options: { duration: number; warmup: number },
+  { seedDb, workDir, sampleIds, tokens, load, options }: Inspection,
 ): Promise<CountedRun> {
-  const { seedDb, workDir, sampleIds, tokens, load } = context;
   const dbPath = join(workDir, `instructions-${spec.name}-${endpoint.name}.db`);
   copyFileSync(seedDb, dbPath);
   const base = join(OUT_DIR, `${spec.name}-${endpoint.name}`);
@@ -294,29 +293,10 @@ function print(core: CountedRun, floor: CountedRun | undefined): void {
   for (const f of core.top.slice(0, 15)) out.write(`  ${f.name.slice(0, 58).padEnd(58)} ${n(f.perRequest)}\n`);
 }
 
-export async function runInstructions(
-  core: ServerSpec,
-  floorSpec: ServerSpec,
-  seedDb: string,
-  workDir: string,
-  sampleIds: readonly string[],
-  tokens: Tokens,
-  load: LoadGenerator,
-  options: { duration: number; warmup: number; only?: ReadonlySet<string> | null },
-): Promise<void> {
+export async function runInstructions(inspection: Inspection): Promise<void> {
   mkdirSync(OUT_DIR, { recursive: true });
-  const runs: CountedRun[] = [];
-  const context = { seedDb, workDir, sampleIds, tokens, load };
-  for (const name of options.only ? [...options.only] : COUNTED) {
-    const endpoint = ENDPOINTS.find((e) => e.name === name)!;
-    const floor =
-      !endpoint.servers || endpoint.servers.includes('floor')
-        ? await countOne(floorSpec, endpoint, context, options)
-        : undefined;
-    const run = await countOne(core, endpoint, context, options);
-    runs.push(...(floor ? [floor] : []), run);
-    print(run, floor);
-  }
+  const runs = await measureEach(inspection, COUNTED, (spec, endpoint) => countOne(spec, endpoint, inspection), print);
+  const { options } = inspection;
   writeFileSync(
     join(RESULTS_DIR, 'instructions-summary.json'),
     `${JSON.stringify({ date: new Date().toISOString(), options, runs }, null, 2)}\n`,

@@ -15,8 +15,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILD_DIR, RESULTS_DIR } from './config.js';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
-import { ENDPOINTS, type Endpoint } from './endpoints.js';
-import { sqliteRequestsFor, type LoadGenerator, type Tokens } from './load.js';
+import type { Endpoint } from './endpoints.js';
+import { measureEach, type Inspection } from './inspect.js';
+import { sqliteRequestsFor } from './load.js';
 import { startServer, type ServerSpec } from './servers.js';
 
 /** Profiled unless `--only` names others. */
@@ -35,19 +36,10 @@ interface ProfiledRun {
   summary: ProfileSummary;
 }
 
-interface ProfileContext {
-  seedDb: string;
-  workDir: string;
-  sampleIds: readonly string[];
-  tokens: Tokens;
-  load: LoadGenerator;
-  options: { duration: number; warmup: number };
-}
-
 async function profileOne(
   spec: ServerSpec,
   endpoint: Endpoint,
-  { seedDb, workDir, sampleIds, tokens, load, options }: ProfileContext,
+  { seedDb, workDir, sampleIds, tokens, load, options }: Inspection,
 ): Promise<ProfiledRun> {
   const dbPath = join(workDir, `profile-${spec.name}-${endpoint.name}.db`);
   copyFileSync(seedDb, dbPath);
@@ -113,31 +105,18 @@ function print(run: ProfiledRun, floor: ProfiledRun | undefined): void {
   }
 }
 
-export async function runProfiles(
-  core: ServerSpec,
-  floorSpec: ServerSpec,
-  seedDb: string,
-  workDir: string,
-  sampleIds: readonly string[],
-  tokens: Tokens,
-  load: LoadGenerator,
-  options: { duration: number; warmup: number; only?: ReadonlySet<string> | null },
-): Promise<void> {
+export async function runProfiles(inspection: Inspection): Promise<void> {
   mkdirSync(PROFILE_DIR, { recursive: true });
-  const runs: ProfiledRun[] = [];
-  const context = { seedDb, workDir, sampleIds, tokens, load, options };
-  for (const name of options.only ? [...options.only] : PROFILED) {
-    const endpoint = ENDPOINTS.find((e) => e.name === name)!;
-    // A Core-only endpoint (the row-filtered list) has no floor counterpart: the floor ignores tokens.
-    const floor =
-      !endpoint.servers || endpoint.servers.includes('floor')
-        ? await profileOne(floorSpec, endpoint, context)
-        : undefined;
-    const run = await profileOne(core, endpoint, context);
-    runs.push(...(floor ? [floor] : []), run);
-    print(run, floor);
-    if (floor) print(floor, undefined);
-  }
+  const runs = await measureEach(
+    inspection,
+    PROFILED,
+    (spec, endpoint) => profileOne(spec, endpoint, inspection),
+    (core, floor) => {
+      print(core, floor);
+      if (floor) print(floor, undefined);
+    },
+  );
+  const { options } = inspection;
   writeFileSync(
     join(RESULTS_DIR, 'profile-summary.json'),
     `${JSON.stringify({ date: new Date().toISOString(), options, runs }, null, 2)}\n`,
