@@ -2,9 +2,13 @@
  * Cold start: from `spawn()` of a fresh server process to the first 200 of an authenticated GET by id
  * (so it includes Node's boot, module loading, ORM discovery, route compilation and the first
  * request's lazy compilation of context, shape and serializer). Polled every 5 ms on new connections.
+ *
+ * Core's start script saves V8's code cache next to the bundle when the process exits and loads it on
+ * later starts (the project's scripts/build.mjs); `removeCodeCache` makes the next start a build's first.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { freePort, serverEnvironment, type ServerSpec } from './servers.js';
 
@@ -49,4 +53,10 @@ export async function measureColdStart(
     child.kill('SIGTERM');
     await exited;
   }
+}
+
+/** Removes the code cache Core's start script saved next to its bundle (`server-<hash>.cache`). */
+export function removeCodeCache(spec: ServerSpec): void {
+  for (const name of readdirSync(spec.cwd))
+    if (/^server-.*\.cache$/.test(name)) rmSync(join(spec.cwd, name), { force: true });
 }

@@ -230,23 +230,27 @@ export const NoteSchema = defineModel(Note, {
     );
 
     it(
-      'type-checks src/ and bundles it into dist/main.js with the ORM, the drivers and pino left external',
+      'type-checks src/ and bundles it, the ORM included, into dist/server.cjs with its start script dist/main.js',
       () => {
         const build = inProject('npm', ['run', 'build']);
         expect(build.code, build.output).toBe(0);
         expect(build.output).toContain('tsc -p tsconfig.build.json && node scripts/build.mjs');
-        expect(readdirSync(join(project, 'dist')).sort()).toEqual(['main.js', 'main.js.map']);
-        const bundle = readFileSync(join(project, 'dist/main.js'), 'utf8');
-        // The externals it imports are required: no scan of their CommonJS files for export names.
-        for (const external of ['@mikro-orm/core', 'pino']) {
-          expect(bundle).toContain(`require("${external}")`);
-          expect(bundle).not.toContain(`from "${external}"`);
-        }
+        // No code cache yet: the first start saves it.
+        expect(readdirSync(join(project, 'dist')).sort()).toEqual(['main.js', 'server.cjs', 'server.cjs.map']);
+        const bundle = readFileSync(join(project, 'dist/server.cjs'), 'utf8');
+        // Native drivers and pino are loaded from node_modules.
+        for (const external of ['better-sqlite3', 'pino']) expect(bundle).toContain(`require("${external}")`);
         // The Swagger UI stays external too, imported on the first /docs request only (swaggerUiOnDemand).
         expect(bundle).toContain('import("@fastify/swagger-ui")');
-        expect(bundle).not.toContain('from "@fastify/swagger-ui"');
-        // Fastify, TypeBox and the runtime are inside the bundle, not loaded from node_modules.
-        for (const bundled of ['fastify', 'typebox', '@core/runtime'])
+        // Fastify, TypeBox, the runtime and MikroORM (one copy of @mikro-orm/core) are inside the bundle.
+        for (const bundled of [
+          'fastify',
+          'typebox',
+          '@core/runtime',
+          '@mikro-orm/core',
+          '@mikro-orm/better-sqlite',
+          'knex',
+        ])
           expect(bundle).not.toMatch(new RegExp(`from "${bundled}"|require\\("${bundled}"\\)`));
         // keepNames' helper leaves a name that is already right alone (scripts/build.mjs).
         expect(bundle).toContain('var __name = (target, value) => target.name === value ? target : __defProp(');
@@ -287,6 +291,10 @@ export const NoteSchema = defineModel(Note, {
         expect((await fetch(`${server.baseUrl}/docs/json`)).status).toBe(200);
         server.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
+        // On its way out the first start saved V8's code cache for the next ones.
+        expect(readdirSync(join(project, 'dist')).filter((name) => name.endsWith('.cache'))).toEqual([
+          expect.stringMatching(/^server-[0-9a-f]{16}\.cache$/),
+        ]);
         const logLine = server
           .output()
           .split('\n')
@@ -298,12 +306,24 @@ export const NoteSchema = defineModel(Note, {
     }, 60_000);
 
     it('serves in development too (pretty logs through pino-pretty in a worker thread)', async () => {
+      // This start loads the code cache the one above saved.
       const server = await startBuilt({});
       try {
         // The worker thread writes a moment later than the server answers.
         for (let i = 0; i < 50 && !server.output().includes('Server listening'); i++)
           await new Promise((r) => setTimeout(r, 100));
         expect(server.output()).toMatch(/INFO.*Server listening/);
+        server.child.kill('SIGTERM');
+        expect(await server.exited).toBe(0);
+      } finally {
+        if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      }
+    }, 60_000);
+
+    it("starts through Node's own loader when source maps are on (stack traces in TypeScript)", async () => {
+      const server = await startBuilt({ ENVIRONMENT: 'production', NODE_OPTIONS: '--enable-source-maps' });
+      try {
+        expect((await fetch(`${server.baseUrl}/tasks/`)).status).toBe(401);
         server.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
       } finally {

@@ -105,7 +105,8 @@ describe('core init: Dockerfile, .dockerignore, compose.yaml', () => {
       [
         '--from=production-deps /app/node_modules ./node_modules',
         'package.json ./',
-        '--from=build /app/dist ./dist',
+        // dist/ writable by the server's user: its code cache (scripts/build.mjs).
+        '--from=build --chown=node:node /app/dist ./dist',
         '--from=build /app/migrations ./migrations',
       ],
     );

@@ -673,16 +673,28 @@ function fileOf(client: BetterSqliteClient): string | null {
   return resolve(filename);
 }
 
-const requireDriver = createRequire(import.meta.url);
+const requireUnbundled = createRequire(import.meta.url);
 
 /**
- * MikroORM 6's drivers are CommonJS. `require` loads them without the scan an `import` of CommonJS
- * makes of every file the driver re-exports (MikroORM and knex: hundreds), which would lengthen the
- * server's start (docs/performance.md, "Cold start: where the time goes").
+ * MikroORM 6's drivers are CommonJS, loaded with `require`: an `import` of CommonJS makes Node scan
+ * every file the driver re-exports (MikroORM and knex: hundreds) for export names, which would
+ * lengthen every start (docs/performance.md, "Cold start: where the time goes").
+ *
+ * The `require` calls name each driver literally, for the project's production build: the bundler
+ * copies the driver into the bundle beside the one MikroORM it bundles (a driver from node_modules
+ * would load a second `@mikro-orm/core`, which knows none of the models). Unbundled, this module is
+ * an ES module, which has no `require`; `createRequire` loads the driver from node_modules.
  */
-async function importDriver<T>(name: string): Promise<T> {
+const DRIVERS: Record<string, () => unknown> = {
+  '@mikro-orm/better-sqlite': () =>
+    typeof require === 'function' ? require('@mikro-orm/better-sqlite') : requireUnbundled('@mikro-orm/better-sqlite'),
+  '@mikro-orm/postgresql': () =>
+    typeof require === 'function' ? require('@mikro-orm/postgresql') : requireUnbundled('@mikro-orm/postgresql'),
+};
+
+async function importDriver<T>(name: keyof typeof DRIVERS): Promise<T> {
   try {
-    return requireDriver(name) as T;
+    return DRIVERS[name]!() as T;
   } catch (err) {
     throw new Error(`The database driver ${name} is not installed: run \`npm install -E ${name}@6.6.16\``, {
       cause: err,
