@@ -685,16 +685,16 @@ const requireUnbundled = createRequire(import.meta.url);
  * would load a second `@mikro-orm/core`, which knows none of the models). Unbundled, this module is
  * an ES module, which has no `require`; `createRequire` loads the driver from node_modules.
  */
-const DRIVERS: Record<string, () => unknown> = {
+const DRIVERS = {
   '@mikro-orm/better-sqlite': () =>
     typeof require === 'function' ? require('@mikro-orm/better-sqlite') : requireUnbundled('@mikro-orm/better-sqlite'),
   '@mikro-orm/postgresql': () =>
     typeof require === 'function' ? require('@mikro-orm/postgresql') : requireUnbundled('@mikro-orm/postgresql'),
-};
+} satisfies Record<string, () => unknown>;
 
 async function importDriver<T>(name: keyof typeof DRIVERS): Promise<T> {
   try {
-    return DRIVERS[name]!() as T;
+    return DRIVERS[name]() as T;
   } catch (err) {
     throw new Error(`The database driver ${name} is not installed: run \`npm install -E ${name}@6.6.16\``, {
       cause: err,
