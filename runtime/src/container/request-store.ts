@@ -3,18 +3,20 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ScopeImpl } from './scope.js';
 
 /**
- * What Core keeps in AsyncLocalStorage: the caller's context (`getContext()`) and the DI scope
- * (`Inject`, `currentScope()`), in **one** store.
+ * What Core keeps in AsyncLocalStorage: the caller's context (`getContext()`), the DI scope
+ * (`Inject`, `currentScope()`) and MikroORM's transaction context (the unit of work's, see
+ * db/transaction-context.ts), in **one** store.
  *
  * Why one: on Node 20 every AsyncLocalStorage that has ever been entered costs something on every
  * promise and async resource created afterwards (its store is copied onto each one), whether or not
  * anything reads it. Two stores per request (context and scope) were measured as a visible share of a
- * read's CPU time; one store halves that.
+ * read's CPU time; one store halves that. MikroORM's own store for transactions would be a second one
+ * from the first write on, paid by every later read too.
  *
  * A store opened for an HTTP request is shared by Core's `onRequest` hooks: the first one opens it with
  * a single `als.run`, the later ones find it on the request (`requestStoreFor`), set their field and
  * continue inside it. A store opened by `runWithContext` / `scope.run` is a derived one: it copies the
- * other field from the store around it and is never changed afterwards. A store holds no reference to
+ * other fields from the store around it and is never changed afterwards. A store holds no reference to
  * its request: stores travel with every async resource created under them, and a long-lived one (a
  * pool's timer, say) would otherwise keep a whole request and its socket alive.
  */
@@ -25,6 +27,8 @@ export class RequestStore {
     public context: object | undefined,
     /** The active DI scope, if any. */
     public scope: ScopeImpl | undefined,
+    /** MikroORM's `TransactionContext` active here, if any (a unit of work's, or `em.transactional`'s). */
+    public transaction: object | undefined = undefined,
   ) {}
 }
 
@@ -56,7 +60,7 @@ export function requestStoreFor(request: FastifyRequest): RequestStore {
   const own = (request as RequestWithStore)[kRequestStore];
   if (own) return own;
   const active = requestStorage.getStore();
-  const store = new RequestStore(active?.context, active?.scope);
+  const store = new RequestStore(active?.context, active?.scope, active?.transaction);
   (request as RequestWithStore)[kRequestStore] = store;
   return store;
 }
@@ -72,12 +76,24 @@ export function continueIn(store: RequestStore, next: (error?: Error) => void, e
   else requestStorage.run(store, next, error);
 }
 
-/** Runs `fn` in a derived store with `context` and the active scope. */
+/** Runs `fn` in a derived store with `context` and the active scope and transaction. */
 export function runWithStoreContext<T>(context: object, fn: () => T): T {
-  return requestStorage.run(new RequestStore(context, requestStorage.getStore()?.scope), fn);
+  const active = requestStorage.getStore();
+  return requestStorage.run(new RequestStore(context, active?.scope, active?.transaction), fn);
 }
 
-/** Runs `fn` in a derived store with `scope` and the active context. */
+/** Runs `fn` in a derived store with `scope` and the active context and transaction. */
 export function runWithStoreScope<T>(scope: ScopeImpl, fn: () => T): T {
-  return requestStorage.run(new RequestStore(requestStorage.getStore()?.context, scope), fn);
+  const active = requestStorage.getStore();
+  return requestStorage.run(new RequestStore(active?.context, scope, active?.transaction), fn);
+}
+
+/** Runs `fn(...args)` in a derived store with `transaction` and the active context and scope. */
+export function runWithStoreTransaction<A extends unknown[], T>(
+  transaction: object | undefined,
+  fn: (...args: A) => T,
+  ...args: A
+): T {
+  const active = requestStorage.getStore();
+  return requestStorage.run(new RequestStore(active?.context, active?.scope, transaction), fn, ...args);
 }

@@ -9,6 +9,7 @@ import { registeredModels } from './model-registry.js';
 import { bindOrmStatements } from './bound-statements.js';
 import { applyDecimalCompareFix } from './decimal-compare-fix.js';
 import { applySqliteForeignKeyFix } from './sqlite-foreign-key-fix.js';
+import { keepTransactionContextInCoreStore } from './transaction-context.js';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -551,6 +552,7 @@ export class DatabaseManager {
     const target = parseDatabaseUrl(dbUrl);
     const logger = options.logger ?? silentLogger;
     applyDecimalCompareFix();
+    keepTransactionContextInCoreStore();
     // A project without apps yet has no models: the database still opens (health checks, migrations).
     const entities = options.entities ?? registeredModels();
     const limits: DatabaseSettings = { ...loadDatabaseSettings(), ...options.database };
