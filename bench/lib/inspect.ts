@@ -3,7 +3,7 @@
  * SQLite, each endpoint measured on one server at a time, the floor first where it serves the endpoint.
  */
 import { ENDPOINTS, type Endpoint } from './endpoints.js';
-import type { LoadGenerator, Tokens } from './load.js';
+import { requestsFor, sqliteRequestsFor, type LoadGenerator, type LoadRequest, type Tokens } from './load.js';
 import type { ServerSpec } from './servers.js';
 
 export interface Inspection {
@@ -40,4 +40,27 @@ export async function measureEach<R>(
     report(core, floor);
   }
   return runs;
+}
+
+/**
+ * The requests a freshly started server gets for `endpoint`, once it is where the bench's servers are
+ * when they are measured: there, the consistency check has had every server answer each endpoint,
+ * creates included, before any load, and a create leaves state behind in a process (its first unit of
+ * work, for one). So each server answers one create first.
+ */
+export async function cycleAsMeasured(
+  baseUrl: string,
+  endpoint: Endpoint,
+  spec: ServerSpec,
+  { sampleIds, tokens }: Inspection,
+): Promise<LoadRequest[]> {
+  const create = ENDPOINTS.find((e) => e.name === 'create')!;
+  const request = requestsFor(create, spec.name, { database: 'sqlite', sampleIds, deepCursor: '' }, tokens)[0]!;
+  const res = await fetch(baseUrl + request.path, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body !== undefined ? { body: request.body } : {}),
+  });
+  if (res.status !== create.status) throw new Error(`${spec.name}: a create answered ${res.status}`);
+  return sqliteRequestsFor(baseUrl, endpoint, spec.name, sampleIds, tokens);
 }

@@ -19,8 +19,7 @@ import { join } from 'node:path';
 import { RESULTS_DIR } from './config.js';
 import { classify, SourceResolver } from './cpu-profile.js';
 import type { Endpoint } from './endpoints.js';
-import { measureEach, type Inspection } from './inspect.js';
-import { sqliteRequestsFor } from './load.js';
+import { cycleAsMeasured, measureEach, type Inspection } from './inspect.js';
 import { startServer, type ServerSpec } from './servers.js';
 
 /** Counted unless `--only` names others. */
@@ -207,11 +206,8 @@ function group(
   return named;
 }
 
-async function countOne(
-  spec: ServerSpec,
-  endpoint: Endpoint,
-  { seedDb, workDir, sampleIds, tokens, load, options }: Inspection,
-): Promise<CountedRun> {
+async function countOne(spec: ServerSpec, endpoint: Endpoint, inspection: Inspection): Promise<CountedRun> {
+  const { seedDb, workDir, load, options } = inspection;
   const dbPath = join(workDir, `instructions-${spec.name}-${endpoint.name}.db`);
   copyFileSync(seedDb, dbPath);
   const base = join(OUT_DIR, `${spec.name}-${endpoint.name}`);
@@ -240,7 +236,7 @@ async function countOne(
   };
   let requests: number;
   try {
-    const cycle = await sqliteRequestsFor(server.baseUrl, endpoint, spec.name, sampleIds, tokens);
+    const cycle = await cycleAsMeasured(server.baseUrl, endpoint, spec, inspection);
     await load.run(server.baseUrl, cycle, options.warmup);
     control('-i', 'on');
     const result = await load.run(server.baseUrl, cycle, options.duration);

@@ -16,8 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { BUILD_DIR, RESULTS_DIR } from './config.js';
 import { summarizeProfile, type CpuProfile, type ProfileSummary } from './cpu-profile.js';
 import type { Endpoint } from './endpoints.js';
-import { measureEach, type Inspection } from './inspect.js';
-import { sqliteRequestsFor } from './load.js';
+import { cycleAsMeasured, measureEach, type Inspection } from './inspect.js';
 import { startServer, type ServerSpec } from './servers.js';
 
 /** Profiled unless `--only` names others. */
@@ -36,11 +35,8 @@ interface ProfiledRun {
   summary: ProfileSummary;
 }
 
-async function profileOne(
-  spec: ServerSpec,
-  endpoint: Endpoint,
-  { seedDb, workDir, sampleIds, tokens, load, options }: Inspection,
-): Promise<ProfiledRun> {
+async function profileOne(spec: ServerSpec, endpoint: Endpoint, inspection: Inspection): Promise<ProfiledRun> {
+  const { seedDb, workDir, load, options } = inspection;
   const dbPath = join(workDir, `profile-${spec.name}-${endpoint.name}.db`);
   copyFileSync(seedDb, dbPath);
   const file = `${spec.name}-${endpoint.name}.cpuprofile`;
@@ -57,7 +53,7 @@ async function profileOne(
     ],
   });
   try {
-    const cycle = await sqliteRequestsFor(server.baseUrl, endpoint, spec.name, sampleIds, tokens);
+    const cycle = await cycleAsMeasured(server.baseUrl, endpoint, spec, inspection);
     await load.run(server.baseUrl, cycle, options.warmup);
     const startUs = Number(process.hrtime.bigint() / 1000n);
     const result = await load.run(server.baseUrl, cycle, options.duration);
