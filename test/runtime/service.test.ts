@@ -260,3 +260,110 @@ describe('BaseService.getDirect [sqlite file]', () => {
     expect(await direct).toMatchObject({ name: 'overridden (stamped)' });
   });
 });
+
+/**
+ * Create asks `createDirect`, which answers without a promise where nothing has to wait: on SQLite,
+ * hooks that answer at once, a plain row, and the writer connection free in knex's pool, which the
+ * unit then takes at once (db/sqlite-writer-lease.ts). Anything else must still wait its turn.
+ */
+describe('BaseService.createDirect [sqlite file]', () => {
+  const manager = new DatabaseManager();
+  let dir: string;
+  let db: Database;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'core-service-'));
+    db = await manager.initApp(`sqlite:${join(dir, 'app.db')}`, false, {
+      entities: fixtureEntities,
+      cursorSecret: 'test-cursor-secret-0123456789abcdef',
+    });
+    await db.resetSchema();
+  });
+  afterAll(async () => {
+    await manager.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  type ProjectInput = { name: string };
+  const serviceOf = (repository = new BaseRepository<Project, ProjectInput, ProjectInput>(Project, db)) =>
+    new BaseService<Project, ProjectInput, ProjectInput>({ model: Project, repository });
+  const names = async (): Promise<string[]> =>
+    (await db.select<{ name: string }>('select name from projects order by name')).map((r) => r.name);
+
+  it('returns the committed row itself, as create resolves it', async () => {
+    const service = serviceOf();
+    const direct = service.createDirect({ name: 'direct' });
+    expect(direct).not.toBeInstanceOf(Promise);
+    expect(UnitOfWork.current()).toBeUndefined();
+    const row = direct as Row<Project>;
+    // Committed: another connection reads it, and so does the service.
+    expect(await names()).toContain('direct');
+    expect(await service.get(row.id as string)).toEqual(row);
+    const viaCreate = await service.create({ name: 'via create' });
+    expect(Object.keys(viaCreate)).toEqual(Object.keys(row));
+  });
+
+  it('throws a conflict at once, and leaves nothing written', async () => {
+    const service = serviceOf();
+    service.createDirect({ name: 'unique-once' });
+    expect(() => service.createDirect({ name: 'unique-once' })).toThrow(/already exists|conflict|unique/i);
+    expect((await names()).filter((n) => n === 'unique-once')).toHaveLength(1);
+    // The connection went back to the pool: the next create answers at once again.
+    expect(service.createDirect({ name: 'after the conflict' })).not.toBeInstanceOf(Promise);
+  });
+
+  it('waits for a unit that holds the writer connection, and never writes inside its transaction', async () => {
+    const service = serviceOf();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    // A unit that writes, then holds its transaction open across an await, then fails.
+    const failing = UnitOfWork.run(
+      async () => {
+        await service.create({ name: 'rolled back' });
+        wrote();
+        await held;
+        throw new Error('the holder fails');
+      },
+      { db },
+    );
+    await written;
+    const waiting = service.createDirect({ name: 'waited' });
+    expect(waiting).toBeInstanceOf(Promise);
+    release();
+    await expect(failing).rejects.toThrow('the holder fails');
+    expect(await waiting).toMatchObject({ name: 'waited' });
+    const after = await names();
+    expect(after).toContain('waited');
+    expect(after).not.toContain('rolled back');
+  });
+
+  it('answers with a promise when a hook does, and when an event handler is to be waited for', async () => {
+    class SlowHooks extends BaseService<Project, ProjectInput, ProjectInput> {
+      protected override async preCreate(input: ProjectInput): Promise<ProjectInput> {
+        await Promise.resolve();
+        return { name: `${input.name} (checked)` };
+      }
+    }
+    const slow = new SlowHooks({ model: Project, repository: new BaseRepository(Project, db) });
+    const viaHook = slow.createDirect({ name: 'async hook' });
+    expect(viaHook).toBeInstanceOf(Promise);
+    expect(await viaHook).toMatchObject({ name: 'async hook (checked)' });
+
+    const dispatcher = new Dispatcher();
+    const seen: string[] = [];
+    dispatcher.subscribe('projects.created', async (event) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      seen.push(event.name);
+    });
+    const unregister = registerDbEventDispatcher(dispatcher, db);
+    try {
+      const withHandler = serviceOf().createDirect({ name: 'with a handler' });
+      expect(withHandler).toBeInstanceOf(Promise);
+      expect(seen).toEqual([]);
+      await withHandler;
+      expect(seen).toEqual(['projects.created']);
+    } finally {
+      unregister();
+    }
+  });
+});

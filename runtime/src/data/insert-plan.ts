@@ -60,6 +60,12 @@ interface InsertColumn {
   readonly onCreate?: () => unknown;
 }
 
+/** An inserted row as output, and its primary key (the output hides it when it is restricted). */
+export interface WrittenRow {
+  readonly row: Record<string, unknown>;
+  readonly key: unknown;
+}
+
 /** How a column of the RETURNING row becomes output: the read path's key and decoder. */
 interface OutputColumn {
   readonly key: string;
@@ -177,12 +183,26 @@ export class InsertPlan {
   }
 
   /** `insert`, also answering the row's primary key (the output hides it when it is restricted). */
-  async insertRow(
+  insertRow(
     uow: UnitOfWork,
     values: Readonly<Record<string, unknown>>,
     restricted: ReadonlySet<string>,
     options: StatementOptions = {},
-  ): Promise<{ row: Record<string, unknown>; key: unknown }> {
+  ): Promise<WrittenRow> {
+    try {
+      return Promise.resolve(this.insertRowDirect(uow, values, restricted, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** `insertRow`, answering at once where the statement ran at once (SQLite); errors throw. */
+  insertRowDirect(
+    uow: UnitOfWork,
+    values: Readonly<Record<string, unknown>>,
+    restricted: ReadonlySet<string>,
+    options: StatementOptions = {},
+  ): WrittenRow | Promise<WrittenRow> {
     const written: InsertColumn[] = [];
     const params: unknown[] = [];
     let key = '';
@@ -196,8 +216,19 @@ export class InsertPlan {
       params.push(this.toDriverValue(value));
       key += `${column.index},`;
     }
-    const rows = await uow.query(this.statement(key, written), params, options);
-    const raw = rows[0]!;
+    const rows = uow.queryDirect(this.statement(key, written), params, options);
+    return rows instanceof Promise
+      ? rows.then((settled) => this.written(uow, settled[0]!, written, restricted))
+      : this.written(uow, rows[0]!, written, restricted);
+  }
+
+  /** The inserted row as output, after its entity event is queued. */
+  private written(
+    uow: UnitOfWork,
+    raw: Record<string, unknown>,
+    written: readonly InsertColumn[],
+    restricted: ReadonlySet<string>,
+  ): WrittenRow {
     const pk = this.info.pk;
     const primaryKey = pk.decode ? pk.decode(raw[pk.key]) : raw[pk.key];
     uow.recordEntityEvent(

@@ -15,7 +15,7 @@ import { UnitOfWork } from '../uow/unit-of-work.js';
 import { versionPropertyOf, type Base, type ModelClass } from '../model/base.js';
 import { dbManager, type Database } from '../db/database.js';
 import { setRowETag } from './etag.js';
-import { InsertPlan } from './insert-plan.js';
+import { InsertPlan, type WrittenRow } from './insert-plan.js';
 import { RecordTags } from './record-tags.js';
 import { notFoundError, toConflictError } from './repository-errors.js';
 import { WritePlan, type Id, type RelatedCheck } from './repository-input.js';
@@ -228,39 +228,81 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
    * `createInTransaction = false`), it may run without BEGIN and COMMIT, as `maySkipTransaction`
    * decides: a single statement is atomic by itself (see runtime/src/uow/README.md).
    */
-  async create(data: C): Promise<Row<M>> {
+  create(data: C): Promise<Row<M>> {
+    try {
+      return Promise.resolve(this.createDirect(data));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * @internal `create`, answering the row itself where nothing had to wait (SQLite, a plain row, the
+   * writer connection free; see `UnitOfWork.runDirect`); errors throw. `BaseService` calls it while
+   * `create` is this class's own: with AsyncLocalStorage every promise also runs Node's async hooks.
+   */
+  createDirect(data: C): Row<M> | Promise<Row<M>> {
     const { plan, insert, tags, info } = this.state();
     const ctx = getContext();
     const scope = resolveRowScope(this.db, info, 'create', ctx);
     const input = scope ? this.withClaims(data, scope) : data;
     const { values, related } = plan.prepare(input, 'create', withVersion(undefined, tags));
-    return UnitOfWork.run(
-      async (uow, opened) => {
-        if (related.length > 0) await this.checkRelated(related, ctx);
+    return UnitOfWork.runDirect(
+      (uow, opened) => {
         // A subclass that overrides `flush` sees every create through it, so it keeps the ORM path.
-        if (this.flush === BaseRepository.prototype.flush && insert.accepts(values)) {
-          // In a unit of its own, nothing follows the insert; a row filter checked after it keeps the transaction.
-          if (opened) uow.allowLastStatementAlone();
-          let written: { row: Record<string, unknown>; key: unknown };
-          try {
-            written = await insert.insertRow(uow, values, ctx.restrictedFields, {
-              last: true,
-              checksRowFilter: scope !== null,
-            });
-          } catch (err) {
-            throw toConflictError(err, plan.table);
-          }
-          if (scope) await this.assertWithin(uow, scope, written.key as Id, 'create');
-          return written.row as Row<M>;
+        const compiled = this.flush === BaseRepository.prototype.flush && insert.accepts(values);
+        if (related.length > 0 || scope || !compiled)
+          return this.createInUnit(uow, opened, values, related, scope, ctx);
+        // In a unit of its own, nothing follows the insert.
+        if (opened) uow.allowLastStatementAlone();
+        const conflict = (err: unknown): never => {
+          throw toConflictError(err, plan.table);
+        };
+        let written: WrittenRow | Promise<WrittenRow>;
+        try {
+          written = insert.insertRowDirect(uow, values, ctx.restrictedFields, { last: true });
+        } catch (err) {
+          return conflict(err);
         }
-        const entity = uow.em.create(this.model, values as never, { persist: true });
-        await this.flush(uow);
-        const key = (entity as unknown as Record<string, Id>)[plan.keyProperty]!;
-        if (scope) await this.assertWithin(uow, scope, key, 'create');
-        return this.readBack(key);
+        return written instanceof Promise
+          ? written.then((settled) => settled.row as Row<M>, conflict)
+          : (written.row as Row<M>);
       },
       { db: this.db },
     );
+  }
+
+  /** A create whose related records or row filter are checked, or that goes through the ORM. */
+  private async createInUnit(
+    uow: UnitOfWork,
+    opened: boolean,
+    values: Record<string, unknown>,
+    related: RelatedCheck[],
+    scope: ResolvedScope | null,
+    ctx: CoreContext,
+  ): Promise<Row<M>> {
+    const { plan, insert } = this.state();
+    if (related.length > 0) await this.checkRelated(related, ctx);
+    if (this.flush === BaseRepository.prototype.flush && insert.accepts(values)) {
+      // In a unit of its own, nothing follows the insert; a row filter checked after it keeps the transaction.
+      if (opened) uow.allowLastStatementAlone();
+      let written: WrittenRow;
+      try {
+        written = await insert.insertRow(uow, values, ctx.restrictedFields, {
+          last: true,
+          checksRowFilter: scope !== null,
+        });
+      } catch (err) {
+        throw toConflictError(err, plan.table);
+      }
+      if (scope) await this.assertWithin(uow, scope, written.key as Id, 'create');
+      return written.row as Row<M>;
+    }
+    const entity = uow.em.create(this.model, values as never, { persist: true });
+    await this.flush(uow);
+    const key = (entity as unknown as Record<string, Id>)[plan.keyProperty]!;
+    if (scope) await this.assertWithin(uow, scope, key, 'create');
+    return this.readBack(key);
   }
 
   /**

@@ -120,16 +120,44 @@ export class BaseService<M extends Base, C extends object = Record<string, unkno
   // the write path also pays for each active AsyncLocalStorage store.
 
   create(input: C): Promise<Row<M>> {
-    return this.inUnit(async (uow, opened) => {
-      const pre = this.preCreate(input);
-      const data = (isPromise(pre) ? await pre : pre) ?? input;
-      // The service's declaration, read here only: in a unit of its own, nothing follows the insert.
-      if (opened && !this.createInTransaction) uow.allowLastStatementAlone();
-      const row = await this.repository.create(data);
-      const post = this.postCreate(row, uow);
-      if (isPromise(post)) await post;
-      return row;
-    });
+    try {
+      return Promise.resolve(this.createDirect(input));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * @internal `create`, answering the row itself where nothing had to wait: hooks that answer at once
+   * and a write that ran at once (SQLite; see `UnitOfWork.runDirect`). Errors throw. The router's
+   * create calls it while `create` is this class's own.
+   */
+  createDirect(input: C): Row<M> | Promise<Row<M>> {
+    return UnitOfWork.runDirect(
+      (uow, opened) => {
+        const pre = this.preCreate(input);
+        return isPromise(pre)
+          ? Promise.resolve(pre).then((data) => this.insertAndFollow(uow, opened, data ?? input))
+          : this.insertAndFollow(uow, opened, pre ?? input);
+      },
+      { db: this.repository.db },
+    );
+  }
+
+  /** `create` after `preCreate`: the insert, then `postCreate`. */
+  private insertAndFollow(uow: UnitOfWork, opened: boolean, data: C): Row<M> | Promise<Row<M>> {
+    // The service's declaration, read here only: in a unit of its own, nothing follows the insert.
+    if (opened && !this.createInTransaction) uow.allowLastStatementAlone();
+    const repository = this.repository;
+    const row =
+      repository.create === BaseRepository.prototype.create ? repository.createDirect(data) : repository.create(data);
+    if (isPromise(row)) return Promise.resolve(row).then((written) => this.followCreate(written, uow));
+    return this.followCreate(row, uow);
+  }
+
+  private followCreate(row: Row<M>, uow: UnitOfWork): Row<M> | Promise<Row<M>> {
+    const post = this.postCreate(row, uow);
+    return isPromise(post) ? Promise.resolve(post).then(() => row) : row;
   }
 
   update(id: Id, input: U, options: UpdateOptions = {}): Promise<Row<M>> {

@@ -117,6 +117,21 @@ export class Dispatcher {
   }
 
   /**
+   * @internal Whether `dispatchCommitted(events)` would call any handler: a unit of work with nothing
+   * to deliver completes without waiting for it.
+   */
+  handles(events: readonly DomainEvent[]): boolean {
+    const local = this.transport === undefined;
+    const wildcard = this.handlers.get('*');
+    for (const event of events) {
+      for (const entries of [this.handlers.get(event.name), wildcard]) {
+        if (entries?.some((entry) => local || entry.name === undefined)) return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * @internal Delivers committed events to the in-process handlers: every handler without a broker,
    * only the unnamed ones with one (the named ones get the events from the broker). Never throws.
    */

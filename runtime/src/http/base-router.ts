@@ -284,15 +284,20 @@ export abstract class BaseRouter<C extends object, U extends object> {
         schema: this.createSchema.jsonSchema(ctx),
         restrictedFields: this.createSchema.restrictedFieldsFor(ctx),
       })),
-      handler: async (request) => {
+      handler: (request) => {
         const ctx = getContext();
         const input = this.createSchema.parse(request.body, ctx, { mode: 'create' }) as C;
-        const row = await this.resolveService().create(input);
-        return new CoreJSONResponse(row, {
-          status: 201,
-          serializeData: out.serializer(ctx),
-          headers: { location: `${base}/${String(row[this.primaryKey()])}` },
-        });
+        const service = this.resolveService();
+        // BaseService's own `create` answers without a promise where the write ran at once (SQLite):
+        // with AsyncLocalStorage every promise also runs Node's async hooks.
+        const created = usesOwnCreate<C>(service) ? service.createDirect(input) : service.create(input);
+        const respond = (row: OutputRow): CoreJSONResponse =>
+          new CoreJSONResponse(row, {
+            status: 201,
+            serializeData: out.serializer(ctx),
+            headers: { location: `${base}/${String(row[this.primaryKey()])}` },
+          });
+        return created instanceof Promise ? created.then(respond) : respond(created);
       },
     };
   }
@@ -573,6 +578,11 @@ function outputSchema(out: SchemaClass): SchemaSource {
 function ifMatchOf(request: FastifyRequest): string | undefined {
   const header = request.headers['if-match'];
   return Array.isArray(header) ? header.join(', ') : header;
+}
+
+/** A `BaseService` whose `create` is not overridden, which `createDirect` stands in for. */
+function usesOwnCreate<C extends object>(service: object): service is BaseService<Base, C> {
+  return service instanceof BaseService && service.create === BaseService.prototype.create;
 }
 
 /** A `BaseService` whose `get` is not overridden, which `getDirect` stands in for. */

@@ -10,6 +10,7 @@
  * transaction object ever being built. See the README of this folder for the measurements behind it.
  */
 import type { Database } from '../db/database.js';
+import { leaseFreeConnection, releaseLeased } from '../db/sqlite-writer-lease.js';
 
 /** better-sqlite3, as far as the unit uses it. */
 interface SqliteStatement {
@@ -29,6 +30,7 @@ interface PgConnection {
 
 /** The knex client members the unit calls or copies (knex 3.2, the version @mikro-orm/knex 6.6.16 pins). */
 interface KnexClient {
+  readonly pool?: unknown;
   acquireConnection(): Promise<unknown>;
   releaseConnection(conn: unknown): Promise<unknown>;
   transaction(
@@ -137,8 +139,12 @@ function refuse(): never {
 /** The transaction of one unit of work (see the top of this file); the unit calls `end` exactly once. */
 export class UnitTransaction {
   private readonly sqlite: boolean;
+  /** The begun transaction's connection, from BEGIN until `end`. */
   private conn: unknown;
+  /** A BEGIN under way on a connection knex's pool is still handing out. */
   private opening: Promise<unknown> | undefined;
+  /** Whether `conn` was taken from the pool at once (`leaseFreeConnection`), not through knex. */
+  private leased = false;
   private ended = false;
   /** Set when the transaction was one statement sent alone (`queryAlone`). */
   private sentAlone = false;
@@ -173,8 +179,11 @@ export class UnitTransaction {
 
   /** The transaction's connection: borrowed from the pool and begun on the first call. */
   connection(): Promise<unknown> {
-    if (this.ended) return Promise.reject(this.endedError());
-    return (this.opening ??= this.open());
+    try {
+      return Promise.resolve(this.begun());
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -182,9 +191,28 @@ export class UnitTransaction {
    * without RETURNING); SQLite statements are prepared once per connection. Driver errors come back as
    * MikroORM's exceptions (`UniqueConstraintViolationException`…), as from the ORM.
    */
-  async query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
-    const conn = this.conn ?? (await this.connection());
+  query<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    try {
+      return Promise.resolve(this.queryDirect<R>(sql, params));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * `query`, answering the rows themselves where nothing has to wait: on SQLite once the transaction
+   * has its connection, which the first statement takes at once when knex's pool has it free. Errors
+   * throw, or reject the promise.
+   */
+  queryDirect<R>(sql: string, params: readonly unknown[]): R[] | Promise<R[]> {
     if (this.ended) throw this.endedError();
+    const conn = this.conn ?? this.begun();
+    if (conn instanceof Promise) {
+      return conn.then((begun) => {
+        if (this.ended) throw this.endedError();
+        return this.run<R>(begun, sql, params);
+      });
+    }
     return this.run<R>(conn, sql, params);
   }
 
@@ -202,38 +230,54 @@ export class UnitTransaction {
 
   /** Whether no statement has been sent: the transaction has not begun, nor ended. */
   get isUnused(): boolean {
-    return this.opening === undefined && !this.ended;
+    return this.conn === undefined && this.opening === undefined && !this.ended;
   }
 
   /**
    * Runs one statement as the whole transaction: on a connection of the pool, without BEGIN and
    * COMMIT, since the database commits a single statement by itself, all or nothing. The transaction is
    * over afterwards, whether the statement succeeded or not. Only for a transaction that is unused, and
-   * whose caller sends nothing else (see `UnitOfWork.query`'s `last`).
+   * whose caller sends nothing else (see `UnitOfWork.query`'s `last`). Like `queryDirect`, it answers
+   * the rows themselves where the connection is free at once.
    */
-  async queryAlone<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+  queryAlone<R>(sql: string, params: readonly unknown[]): R[] | Promise<R[]> {
     if (!this.isUnused) throw new Error('queryAlone: the transaction has already sent a statement');
     this.ended = true;
     this.sentAlone = true;
     const client = this.baseClient();
-    const conn = await client.acquireConnection();
-    try {
-      return await this.run<R>(conn, sql, params);
-    } finally {
-      void client.releaseConnection(conn);
+    const conn = this.sqlite ? leaseFreeConnection(client) : undefined;
+    if (conn !== undefined) {
+      try {
+        return this.run<R>(conn, sql, params) as R[];
+      } finally {
+        releaseLeased(client, conn);
+      }
     }
+    return client.acquireConnection().then(async (acquired) => {
+      try {
+        return await this.run<R>(acquired, sql, params);
+      } finally {
+        void client.releaseConnection(acquired);
+      }
+    });
   }
 
-  private async run<R>(conn: unknown, sql: string, params: readonly unknown[]): Promise<R[]> {
+  /** One statement on `conn`: the rows at once on SQLite, a promise of them on PostgreSQL. */
+  private run<R>(conn: unknown, sql: string, params: readonly unknown[]): R[] | Promise<R[]> {
     this.report(sql, params);
+    if (!this.sqlite) {
+      return (conn as PgConnection).query({ text: pgText(sql), values: params }).then(
+        (result) => result.rows as R[],
+        (err: unknown) => {
+          throw this.db.orm.em.getDriver().convertException(err as Error);
+        },
+      );
+    }
     try {
-      if (this.sqlite) {
-        const stmt = statement(conn as SqliteConnection, sql);
-        if (stmt.reader) return stmt.all(...params) as R[];
-        stmt.run(...params);
-        return [];
-      }
-      return (await (conn as PgConnection).query({ text: pgText(sql), values: params })).rows as R[];
+      const stmt = statement(conn as SqliteConnection, sql);
+      if (stmt.reader) return stmt.all(...params) as R[];
+      stmt.run(...params);
+      return [];
     } catch (err) {
       throw this.db.orm.em.getDriver().convertException(err as Error);
     }
@@ -243,21 +287,50 @@ export class UnitTransaction {
    * Commits, or rolls back, and gives the connection back. A unit that never ran a statement has
    * nothing to end. After a failed COMMIT the transaction is rolled back before the connection goes
    * back to the pool (SQLite keeps it open after e.g. SQLITE_BUSY); the COMMIT's error is thrown.
+   * Synchronous on SQLite once the transaction has its connection.
    */
-  async end(commit: boolean): Promise<void> {
+  end(commit: boolean): void | Promise<void> {
     if (this.ended) return;
     this.ended = true;
-    if (!this.opening) return;
-    let conn: unknown;
-    try {
-      conn = await this.opening;
-    } catch {
-      return; // BEGIN failed: open() gave the connection back already
+    if (this.conn !== undefined) return this.finish(this.conn, commit);
+    // BEGIN failed: open() gave the connection back already.
+    return this.opening?.then(
+      (conn) => this.finish(conn, commit),
+      () => undefined,
+    );
+  }
+
+  private finish(conn: unknown, commit: boolean): void | Promise<void> {
+    const release = (): void => {
+      this.conn = undefined;
+      if (this.leased) releaseLeased(this.baseClient(), conn);
+      else void this.baseClient().releaseConnection(conn);
+    };
+    if (this.sqlite) {
+      try {
+        this.execute(conn, commit ? 'commit' : 'rollback');
+      } catch (err) {
+        if (commit && (conn as SqliteConnection).inTransaction) {
+          try {
+            this.execute(conn, 'rollback');
+          } catch {
+            // The COMMIT's error is the one that matters.
+          }
+        }
+        throw err;
+      } finally {
+        release();
+      }
+      return;
     }
+    return this.finishPg(conn as PgConnection, commit).finally(release);
+  }
+
+  private async finishPg(conn: PgConnection, commit: boolean): Promise<void> {
     try {
       await this.execute(conn, commit ? 'commit' : 'rollback');
     } catch (err) {
-      if (commit && (!this.sqlite || (conn as SqliteConnection).inTransaction)) {
+      if (commit) {
         try {
           await this.execute(conn, 'rollback');
         } catch {
@@ -265,10 +338,30 @@ export class UnitTransaction {
         }
       }
       throw err;
-    } finally {
-      this.conn = undefined;
-      void this.baseClient().releaseConnection(conn);
     }
+  }
+
+  /**
+   * The begun transaction's connection: on the first call BEGIN runs, at once on a SQLite connection
+   * the pool has free (`leaseFreeConnection`), else after knex's pool hands one out.
+   */
+  private begun(): unknown {
+    if (this.ended) throw this.endedError();
+    if (this.conn !== undefined) return this.conn;
+    if (this.opening) return this.opening;
+    const client = this.baseClient();
+    const conn = this.sqlite ? leaseFreeConnection(client) : undefined;
+    if (conn === undefined) return (this.opening = this.open());
+    this.leased = true;
+    try {
+      this.execute(conn, 'begin immediate');
+    } catch (err) {
+      this.leased = false;
+      releaseLeased(client, conn);
+      throw err;
+    }
+    this.conn = conn;
+    return conn;
   }
 
   private async open(): Promise<unknown> {

@@ -145,14 +145,28 @@ export class UnitOfWork {
    */
   static run<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T, options: UnitOfWorkOptions = {}): Promise<T> {
     try {
-      const db = options.db ?? dbManager.db;
-      const outer = UnitOfWork.current();
-      if (outer && outer.db === db && outer.state === 'open') return outer.join(fn);
-      return new UnitOfWork(db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER).execute(fn);
+      return Promise.resolve(UnitOfWork.runDirect(fn, options));
     } catch (error) {
       // E.g. no database yet: a rejection, as from an async function.
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * @internal `run`, without a promise where nothing has to wait: on SQLite, a unit whose `fn` answers
+   * at once, whose connection the pool has free, and whose events have no handler to wait for, runs
+   * BEGIN, its statements and COMMIT in one go and answers `fn`'s result itself. Errors throw, or
+   * reject the promise. Core's own create path uses it (with AsyncLocalStorage every promise also runs
+   * Node's async hooks); everything else calls `run`.
+   */
+  static runDirect<T>(
+    fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T,
+    options: UnitOfWorkOptions = {},
+  ): T | Promise<T> {
+    const db = options.db ?? dbManager.db;
+    const outer = UnitOfWork.current();
+    if (outer && outer.db === db && outer.state === 'open') return outer.join(fn);
+    return new UnitOfWork(db, options.dispatcher ?? defaultDispatcherFor(db) ?? NO_DISPATCHER).execute(fn);
   }
 
   /**
@@ -182,10 +196,19 @@ export class UnitOfWork {
     options: StatementOptions = {},
   ): Promise<R[]> {
     try {
-      this.assertOpen('query()');
+      return Promise.resolve(this.queryDirect<R>(sql, params, options));
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** @internal `query`, answering the rows themselves where the statement ran at once (SQLite); errors throw. */
+  queryDirect<R = Record<string, unknown>>(
+    sql: string,
+    params: readonly unknown[] = [],
+    options: StatementOptions = {},
+  ): R[] | Promise<R[]> {
+    this.assertOpen('query()');
     if (options.last && this.lastStatementAlone) {
       this.lastStatementAlone = false;
       const alone = maySkipTransaction({
@@ -197,7 +220,7 @@ export class UnitOfWork {
       });
       if (alone) return this.transaction.queryAlone<R>(sql, params);
     }
-    return this.transaction.query<R>(sql, params);
+    return this.transaction.queryDirect<R>(sql, params);
   }
 
   /**
@@ -232,53 +255,121 @@ export class UnitOfWork {
   }
 
   /** A nested `run`: `fn` inside this unit; if it fails, the whole unit will roll back. */
-  private join<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): Promise<T> {
-    const fail = (error: unknown): never => {
-      this.failure ??= { error };
-      throw error;
-    };
+  private join<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): T | Promise<T> {
     let result: Promise<T> | T;
     try {
       result = fn(this, false);
     } catch (error) {
       this.failure ??= { error };
-      return Promise.reject(error);
+      throw error;
     }
-    // No extra async frame for a join: it is on the path of every service write.
-    if (typeof (result as PromiseLike<T> | null)?.then !== 'function') return Promise.resolve(result);
-    return Promise.resolve(result).catch(fail);
+    if (!isThenable(result)) return result;
+    return Promise.resolve(result).catch((error: unknown) => {
+      this.failure ??= { error };
+      throw error;
+    });
   }
 
-  private async execute<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): Promise<T> {
-    let result: T;
+  /**
+   * Runs `fn`, then flushes, writes the outbox, commits and delivers the events; on any error it rolls
+   * back and rethrows. Each step that answers at once is followed at once: on SQLite a unit of Core's
+   * own statements with no handler to wait for completes without a promise.
+   */
+  private execute<T>(fn: (uow: UnitOfWork, opened: boolean) => Promise<T> | T): T | Promise<T> {
+    let result: Promise<T> | T;
+    try {
+      result = this.enter(fn);
+    } catch (error) {
+      return this.abort(error);
+    }
+    if (isThenable(result)) {
+      return Promise.resolve(result).then(
+        (value) => this.complete(value),
+        (error: unknown) => this.abort(error),
+      );
+    }
+    return this.complete(result);
+  }
+
+  /** After `fn`: flush, outbox, COMMIT, then the events. */
+  private complete<T>(result: T): T | Promise<T> {
+    let commit: void | Promise<void>;
+    try {
+      if (this.failure) throw this.failure.error;
+      const em = this.forked;
+      if ((em && hasPendingChanges(em)) || outboxFor(this.db)) return this.completeAsync(result);
+      commit = this.transaction.end(true);
+    } catch (error) {
+      return this.abort(error);
+    }
+    if (commit) {
+      return commit.then(
+        () => this.committed(result, undefined),
+        (error: unknown) => this.abort(error),
+      );
+    }
+    return this.committed(result, undefined);
+  }
+
+  /** `complete` for a unit with changes to flush or events for the outbox. */
+  private async completeAsync<T>(result: T): Promise<T> {
     let outbox: OutboxWriter | undefined;
     try {
-      result = await this.enter(fn);
-      if (this.failure) throw this.failure.error;
       const em = this.forked;
       if (em && hasPendingChanges(em)) await em.flush();
       outbox = outboxFor(this.db);
       if (outbox && !(await this.writeOutbox(outbox))) outbox = undefined;
       await this.transaction.end(true);
-      this.state = 'committed';
     } catch (error) {
-      this.state = 'rolled back';
-      this.domainEvents.length = 0;
-      this.entityEvents.length = 0;
-      try {
-        await this.transaction.end(false);
-      } catch (rollbackError) {
-        // The original error is what the caller needs; a failed rollback (e.g. a lost connection)
-        // ends the transaction on the server anyway.
-        this.db.logger.error({ err: rollbackError }, 'unit of work: rollback failed');
-      }
-      throw error;
-    } finally {
-      if (this.transaction.hasKnex) unbindSink(this.transaction.knex);
+      return this.abort(error);
     }
+    return this.committed(result, outbox);
+  }
+
+  /** The unit has committed: the outbox is told, and the events are delivered. */
+  private committed<T>(result: T, outbox: OutboxWriter | undefined): T | Promise<T> {
+    this.state = 'committed';
+    if (this.transaction.hasKnex) unbindSink(this.transaction.knex);
     outbox?.committed();
-    if (this.entityEvents.length > 0 || this.domainEvents.length > 0) await this.publish();
-    return result;
+    if (this.entityEvents.length === 0 && this.domainEvents.length === 0) return result;
+    const delivered = this.publish();
+    return delivered ? delivered.then(() => result) : result;
+  }
+
+  /** Rolls back (logging a failed rollback) and rethrows `error`: at once, or as a rejection. */
+  private abort(error: unknown): never | Promise<never> {
+    this.state = 'rolled back';
+    this.domainEvents.length = 0;
+    this.entityEvents.length = 0;
+    const unbind = (): void => {
+      if (this.transaction.hasKnex) unbindSink(this.transaction.knex);
+    };
+    // The original error is what the caller needs; a failed rollback (e.g. a lost connection) ends the
+    // transaction on the server anyway.
+    const logged = (rollbackError: unknown): void => {
+      this.db.logger.error({ err: rollbackError }, 'unit of work: rollback failed');
+    };
+    let rollback: Promise<void> | undefined;
+    try {
+      rollback = this.transaction.end(false) ?? undefined;
+    } catch (rollbackError) {
+      logged(rollbackError);
+    }
+    if (rollback) {
+      return rollback.then(
+        () => {
+          unbind();
+          throw error;
+        },
+        (rollbackError: unknown) => {
+          logged(rollbackError);
+          unbind();
+          throw error;
+        },
+      );
+    }
+    unbind();
+    throw error;
   }
 
   /**
@@ -308,11 +399,24 @@ export class UnitOfWork {
     return runWithStoreTransaction(context, fn, this, true);
   }
 
-  /** Delivers the events of a committed unit. The dispatcher never throws: a failing handler is logged. */
-  private async publish(): Promise<void> {
-    for (const batch of this.entityEvents) await batch.dispatcher.dispatchCommitted(batch.events);
-    if (this.domainEvents.length > 0) await this.dispatcher.dispatchCommitted(this.domainEvents);
+  /**
+   * Delivers the events of a committed unit; a promise only when some handler is to be waited for. The
+   * dispatcher never throws: a failing handler is logged.
+   */
+  private publish(): Promise<void> | undefined {
+    const batches = this.entityEvents.filter((batch) => batch.dispatcher.handles(batch.events));
+    const domain = this.domainEvents.length > 0 && this.dispatcher.handles(this.domainEvents);
+    if (batches.length === 0 && !domain) return undefined;
+    return (async () => {
+      for (const batch of batches) await batch.dispatcher.dispatchCommitted(batch.events);
+      if (domain) await this.dispatcher.dispatchCommitted(this.domainEvents);
+    })();
   }
+}
+
+/** A thenable (what `await` would wait for), as opposed to a plain value. */
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }
 
 /**
