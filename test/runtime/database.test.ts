@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Base, UnitOfWork, type Database } from '@core/runtime';
-import { DatabaseManager, parseDatabaseUrl } from '../../runtime/src/db/database.js';
+import { DatabaseManager, parseDatabaseUrl, WRITER_CACHE_KIB } from '../../runtime/src/db/database.js';
 import { fixtureEntities, Task } from '../../fixtures/models/index.js';
 import { countQueries, describeEachDatabase, describePerDatabase, pgAdminRows } from '../helpers/databases.js';
 
@@ -369,6 +369,14 @@ describe('Database.select on a SQLite file', () => {
     expect(queries).toEqual([
       { sql: 'select count(*) as n from tasks where is_completed = ?', params: [1], source: 'read' },
     ]);
+  });
+
+  it("keeps SQLite's stock page cache on the writer and better-sqlite3's larger one on the reader", async () => {
+    // The writer's cache is what creates fill and the process keeps: bounded at 2 MB (WRITER_CACHE_KIB).
+    const onWriter = await UnitOfWork.run((uow) => uow.query<{ cache_size: number }>('pragma cache_size'), { db });
+    expect(onWriter).toEqual([{ cache_size: WRITER_CACHE_KIB }]);
+    const onReader = db.selectSync<{ cache_size: number }>('pragma cache_size');
+    expect(onReader?.[0]?.cache_size).toBeLessThan(WRITER_CACHE_KIB);
   });
 
   it('keeps serving cached statements across a schema reset', async () => {

@@ -592,6 +592,9 @@ export class DatabaseManager {
   }
 }
 
+/** The SQLite writer connection's page cache: a negative `cache_size` is in KiB (SQLite's own default). */
+export const WRITER_CACHE_KIB = -2000;
+
 /** The app-wide database manager (step 2 of the wiring in `src/main.ts`). */
 export const dbManager = new DatabaseManager();
 
@@ -609,7 +612,14 @@ async function driverOptions(target: DatabaseTarget, limits: DatabaseSettings): 
       pool: {
         afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
           // WAL lets readers run beside a writer on a file database; foreign keys are off by default in SQLite.
-          if (onDisk) conn.pragma('journal_mode = WAL');
+          if (onDisk) {
+            conn.pragma('journal_mode = WAL');
+            // better-sqlite3 builds SQLite with a 16 MB page cache per connection. The writer's fills with
+            // the random leaves of the primary-key index as rows are created, and the process keeps that
+            // memory; SQLite's stock 2 MB is enough for writes (docs/performance.md, Memory). The read
+            // connection keeps 16 MB: deep reads need it.
+            conn.pragma(`cache_size = ${WRITER_CACHE_KIB}`);
+          }
           conn.pragma('foreign_keys = ON');
           done(null, conn);
         },
