@@ -194,7 +194,11 @@ describeEachDatabase('BaseService', { entities: fixtureEntities }, (suite: Datab
  * GET by id asks `getDirect`, which answers without a promise where the read is synchronous: on a
  * SQLite file, through its read-only connection (`:memory:` reads through the pool).
  */
-describe('BaseService.getDirect [sqlite file]', () => {
+/**
+ * A SQLite file for one describe block, with the fixture schema: the direct paths need a file (its
+ * read-only connection; `:memory:` reads through the pool).
+ */
+function sqliteFile(): () => Database {
   const manager = new DatabaseManager();
   let dir: string;
   let db: Database;
@@ -210,9 +214,27 @@ describe('BaseService.getDirect [sqlite file]', () => {
     await manager.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  type ProjectInput = { name: string };
-  const serviceOf = (repository = new BaseRepository<Project, ProjectInput, ProjectInput>(Project, db)) =>
-    new BaseService<Project, ProjectInput, ProjectInput>({ model: Project, repository });
+  return () => db;
+}
+
+/** A plain service of projects on `db`, with `repository` when given. */
+function projectService(
+  db: Database,
+  repository = new BaseRepository<Project, ProjectInput, ProjectInput>(Project, db),
+) {
+  return new BaseService<Project, ProjectInput, ProjectInput>({ model: Project, repository });
+}
+
+type ProjectInput = { name: string };
+
+describe('BaseService.getDirect [sqlite file]', () => {
+  const file = sqliteFile();
+  let db: Database;
+  beforeAll(() => {
+    db = file();
+  });
+  const serviceOf = (repository?: BaseRepository<Project, ProjectInput, ProjectInput>) =>
+    projectService(db, repository);
 
   it('returns the row itself, with the tag get gives it', async () => {
     const service = serviceOf();
@@ -267,24 +289,12 @@ describe('BaseService.getDirect [sqlite file]', () => {
  * unit then takes at once (db/sqlite-writer-lease.ts). Anything else must still wait its turn.
  */
 describe('BaseService.createDirect [sqlite file]', () => {
-  const manager = new DatabaseManager();
-  let dir: string;
+  const file = sqliteFile();
   let db: Database;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'core-service-'));
-    db = await manager.initApp(`sqlite:${join(dir, 'app.db')}`, false, {
-      entities: fixtureEntities,
-      cursorSecret: 'test-cursor-secret-0123456789abcdef',
-    });
-    await db.resetSchema();
+  beforeAll(() => {
+    db = file();
   });
-  afterAll(async () => {
-    await manager.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  type ProjectInput = { name: string };
-  const serviceOf = (repository = new BaseRepository<Project, ProjectInput, ProjectInput>(Project, db)) =>
-    new BaseService<Project, ProjectInput, ProjectInput>({ model: Project, repository });
+  const serviceOf = () => projectService(db);
   const names = async (): Promise<string[]> =>
     (await db.select<{ name: string }>('select name from projects order by name')).map((r) => r.name);
 
