@@ -170,34 +170,12 @@ export class InsertPlan {
 
   /**
    * Inserts the row in `uow`'s transaction, queues its `<table>.created` entity event and returns the
-   * row as `get` returns it for a caller with `restricted` fields hidden. Constraint violations are
-   * MikroORM's exceptions. `options` go to `UnitOfWork.query` (`last`: nothing follows this insert).
+   * row as `get` returns it for a caller with `restricted` fields hidden, with its primary key (the
+   * output hides it when it is restricted): at once where the statement ran at once (SQLite), else a
+   * promise. Constraint violations are MikroORM's exceptions, thrown or rejected. `options` go to
+   * `UnitOfWork.query` (`last`: nothing follows this insert).
    */
-  async insert(
-    uow: UnitOfWork,
-    values: Readonly<Record<string, unknown>>,
-    restricted: ReadonlySet<string>,
-    options: StatementOptions = {},
-  ): Promise<Record<string, unknown>> {
-    return (await this.insertRow(uow, values, restricted, options)).row;
-  }
-
-  /** `insert`, also answering the row's primary key (the output hides it when it is restricted). */
   insertRow(
-    uow: UnitOfWork,
-    values: Readonly<Record<string, unknown>>,
-    restricted: ReadonlySet<string>,
-    options: StatementOptions = {},
-  ): Promise<WrittenRow> {
-    try {
-      return Promise.resolve(this.insertRowDirect(uow, values, restricted, options));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** `insertRow`, answering at once where the statement ran at once (SQLite); errors throw. */
-  insertRowDirect(
     uow: UnitOfWork,
     values: Readonly<Record<string, unknown>>,
     restricted: ReadonlySet<string>,

@@ -249,31 +249,51 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
     const { values, related } = plan.prepare(input, 'create', withVersion(undefined, tags));
     return UnitOfWork.runDirect(
       (uow, opened) => {
-        // A subclass that overrides `flush` sees every create through it, so it keeps the ORM path.
-        const compiled = this.flush === BaseRepository.prototype.flush && insert.accepts(values);
-        if (related.length > 0 || scope || !compiled)
-          return this.createInUnit(uow, opened, values, related, scope, ctx);
-        // In a unit of its own, nothing follows the insert.
-        if (opened) uow.allowLastStatementAlone();
-        const conflict = (err: unknown): never => {
-          throw toConflictError(err, plan.table);
-        };
-        let written: WrittenRow | Promise<WrittenRow>;
-        try {
-          written = insert.insertRowDirect(uow, values, ctx.restrictedFields, { last: true });
-        } catch (err) {
-          return conflict(err);
-        }
-        return written instanceof Promise
-          ? written.then((settled) => settled.row as Row<M>, conflict)
-          : (written.row as Row<M>);
+        if (related.length > 0 || scope || !this.insertsCompiled(insert, values))
+          return this.createChecked(uow, opened, values, related, scope, ctx);
+        const written = this.insertCompiled(uow, opened, values, ctx, null);
+        return written instanceof Promise ? written.then((settled) => settled.row as Row<M>) : (written.row as Row<M>);
       },
       { db: this.db },
     );
   }
 
+  /** Whether a create of `values` is the compiled insert: a subclass that overrides `flush` sees every create through it. */
+  private insertsCompiled(insert: InsertPlan, values: Record<string, unknown>): boolean {
+    return this.flush === BaseRepository.prototype.flush && insert.accepts(values);
+  }
+
+  /**
+   * The compiled `INSERT … RETURNING` of a create, at once where the statement ran at once; a
+   * constraint violation is the 409 error. In a unit of its own nothing follows the insert, unless a
+   * row filter is checked after it (that keeps the transaction).
+   */
+  private insertCompiled(
+    uow: UnitOfWork,
+    opened: boolean,
+    values: Record<string, unknown>,
+    ctx: CoreContext,
+    scope: ResolvedScope | null,
+  ): WrittenRow | Promise<WrittenRow> {
+    const { insert, plan } = this.state();
+    const conflict = (err: unknown): never => {
+      throw toConflictError(err, plan.table);
+    };
+    if (opened) uow.allowLastStatementAlone();
+    let written: WrittenRow | Promise<WrittenRow>;
+    try {
+      written = insert.insertRow(uow, values, ctx.restrictedFields, {
+        last: true,
+        checksRowFilter: scope !== null,
+      });
+    } catch (err) {
+      return conflict(err);
+    }
+    return written instanceof Promise ? written.catch(conflict) : written;
+  }
+
   /** A create whose related records or row filter are checked, or that goes through the ORM. */
-  private async createInUnit(
+  private async createChecked(
     uow: UnitOfWork,
     opened: boolean,
     values: Record<string, unknown>,
@@ -283,18 +303,8 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   ): Promise<Row<M>> {
     const { plan, insert } = this.state();
     if (related.length > 0) await this.checkRelated(related, ctx);
-    if (this.flush === BaseRepository.prototype.flush && insert.accepts(values)) {
-      // In a unit of its own, nothing follows the insert; a row filter checked after it keeps the transaction.
-      if (opened) uow.allowLastStatementAlone();
-      let written: WrittenRow;
-      try {
-        written = await insert.insertRow(uow, values, ctx.restrictedFields, {
-          last: true,
-          checksRowFilter: scope !== null,
-        });
-      } catch (err) {
-        throw toConflictError(err, plan.table);
-      }
+    if (this.insertsCompiled(insert, values)) {
+      const written = await this.insertCompiled(uow, opened, values, ctx, scope);
       if (scope) await this.assertWithin(uow, scope, written.key as Id, 'create');
       return written.row as Row<M>;
     }
