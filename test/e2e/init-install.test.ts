@@ -5,8 +5,9 @@
  * migration runner, the dev server, and the production build (`npm run build`, then
  * `node dist/main.js`). Needs network access to the registry. Slow: one install only.
  */
+import { isAscii } from 'node:buffer';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORE_BIN, core, lines, tempDir, withoutNpmNotices } from '../helpers/cli.js';
@@ -254,6 +255,9 @@ export const NoteSchema = defineModel(Note, {
           expect(bundle).not.toMatch(new RegExp(`from "${bundled}"|require\\("${bundled}"\\)`));
         // keepNames' helper leaves a name that is already right alone (scripts/build.mjs).
         expect(bundle).toContain('var __name = (target, value) => target.name === value ? target : __defProp(');
+        // The packages' comments escaped, the bundle is ASCII and the start script reads it as latin1.
+        expect(isAscii(readFileSync(join(project, 'dist/server.cjs')))).toBe(true);
+        expect(readFileSync(join(project, 'dist/main.js'), 'utf8')).toContain("readFileSync(file, 'latin1')");
       },
       TOOL_TIMEOUT,
     );
@@ -307,6 +311,11 @@ export const NoteSchema = defineModel(Note, {
 
     it('serves in development too (pretty logs through pino-pretty in a worker thread)', async () => {
       // This start loads the code cache the one above saved.
+      const cacheFile = () => {
+        const name = readdirSync(join(project, 'dist')).find((file) => file.endsWith('.cache'))!;
+        return statSync(join(project, 'dist', name));
+      };
+      const cacheBefore = cacheFile();
       const server = await startBuilt({});
       try {
         // The worker thread writes a moment later than the server answers.
@@ -315,6 +324,8 @@ export const NoteSchema = defineModel(Note, {
         expect(server.output()).toMatch(/INFO.*Server listening/);
         server.child.kill('SIGTERM');
         expect(await server.exited).toBe(0);
+        // V8 took the cache: the start script saves one only when it had none or V8 rejected it.
+        expect(cacheFile()).toMatchObject({ ino: cacheBefore.ino, mtimeMs: cacheBefore.mtimeMs });
       } finally {
         if (server.child.exitCode === null) server.child.kill('SIGKILL');
       }

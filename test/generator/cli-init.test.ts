@@ -1,5 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { isAscii } from 'node:buffer';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -271,6 +281,92 @@ describe('core init <name> --no-install', () => {
       '"row_filters": { "tasks": [{ "field": "owner_id", "op": "eq", "value": { "$claim": "sub" } }] }',
     );
     expect(readme).toContain('The starter `tasks` has no such field: add one to its manifest first');
+  });
+
+  describe('scripts/build.mjs on a small program (esbuild from this repository, as after npm install)', () => {
+    // A folder of its own: the other tests compare what is in the project's parent folder.
+    const buildDir = tempDir('core-build-');
+    const work = buildDir.path;
+    afterAll(() => buildDir.remove());
+    beforeAll(() => {
+      mkdirSync(join(work, 'scripts'), { recursive: true });
+      copyFileSync(join(project, 'scripts/build.mjs'), join(work, 'scripts/build.mjs'));
+      symlinkSync(join(REPO_ROOT, 'node_modules'), join(work, 'node_modules'), 'dir');
+      writeFileSync(join(work, 'package.json'), '{ "type": "module" }\n');
+    });
+
+    /** Bundles `source` with the project's `buildServer` into `<outdir>/`, then starts `main.js` twice. */
+    const buildAndStart = (outdir: string, source: string) => {
+      writeFileSync(join(work, `${outdir}.ts`), source);
+      const build = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { buildServer } = await import('./scripts/build.mjs'); await buildServer({ entry: '${outdir}.ts', outdir: '${outdir}' });`,
+        ],
+        { cwd: work, encoding: 'utf8' },
+      );
+      expect(build.status, build.stderr).toBe(0);
+      const start = () => {
+        const run = spawnSync(process.execPath, [join(outdir, 'main.js')], { cwd: work, encoding: 'utf8' });
+        expect(run.status, run.stderr).toBe(0);
+        const cache = readdirSync(join(work, outdir)).find((name) => name.endsWith('.cache'));
+        // The start script saves the cache when V8 had none or rejected it: a new file each time.
+        return { stdout: run.stdout.trim(), cache: cache && statSync(join(work, outdir, cache)) };
+      };
+      const first = start();
+      const second = start();
+      return {
+        bundle: readFileSync(join(work, outdir, 'server.cjs')),
+        main: readFileSync(join(work, outdir, 'main.js'), 'utf8'),
+        first,
+        second,
+      };
+    };
+
+    it('escapes the characters of comments, so the start script reads the bundle as latin1, with its code cache', () => {
+      const built = buildAndStart(
+        'comments',
+        [
+          // esbuild keeps the comments of class members, as in the packages a server bundles.
+          'class Greeting {',
+          '  /** A comment with an arrow → and a dash —. */',
+          "  text() { return 'a → b — c'; }",
+          '}',
+          'function café() {}',
+          'console.log(JSON.stringify({ text: new Greeting().text(), name: café.name }));',
+          '',
+        ].join('\n'),
+      );
+      expect(isAscii(built.bundle)).toBe(true);
+      expect(built.bundle.toString('latin1')).toContain('/** A comment with an arrow \\u2192 and a dash \\u2014. */');
+      expect(built.main).toContain("readFileSync(file, 'latin1')");
+      for (const start of [built.first, built.second]) expect(start.stdout).toBe('{"text":"a → b — c","name":"café"}');
+      // The second start loaded the cache the first saved, and V8 took it: nothing saved again.
+      expect(built.first.cache).toBeDefined();
+      expect(built.second.cache!.ino).toBe(built.first.cache!.ino);
+      expect(built.second.cache!.mtimeMs).toBe(built.first.cache!.mtimeMs);
+    });
+
+    it('keeps the bundle as it is, read as UTF-8, where an escape would change the program (a raw template)', () => {
+      const built = buildAndStart(
+        'raw',
+        [
+          'class Greeting {',
+          '  /** A comment → that alone could be escaped. */',
+          '  text() { return String.raw`a → b`; }',
+          '}',
+          'console.log(new Greeting().text(), /→/.source);',
+          '',
+        ].join('\n'),
+      );
+      expect(isAscii(built.bundle)).toBe(false);
+      expect(built.bundle.toString('utf8')).toContain('/** A comment → that alone could be escaped. */');
+      expect(built.main).toContain("readFileSync(file, 'utf8')");
+      for (const start of [built.first, built.second]) expect(start.stdout).toBe('a → b →');
+      expect(built.second.cache!.ino).toBe(built.first.cache!.ino);
+    });
   });
 });
 
