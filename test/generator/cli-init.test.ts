@@ -313,7 +313,10 @@ describe('core init <name> --no-install', () => {
         expect(run.status, run.stderr).toBe(0);
         const cache = readdirSync(join(work, outdir)).find((name) => name.endsWith('.cache'));
         // The start script saves the cache when V8 had none or rejected it: a new file each time.
-        return { stdout: run.stdout.trim(), cache: cache && statSync(join(work, outdir, cache)) };
+        return {
+          stdout: run.stdout.trim(),
+          cache: cache === undefined ? undefined : statSync(join(work, outdir, cache)),
+        };
       };
       const first = start();
       const second = start();
