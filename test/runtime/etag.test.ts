@@ -1,10 +1,10 @@
 /**
- * The pieces of optimistic concurrency below HTTP: the keyed tag (checked against `createHmac`), the
+ * The pieces of optimistic concurrency below HTTP: the keyed tag (checked against `createHash`), the
  * `If-Match` grammar, the version option of `defineModel`, and SQLite under a second process: a unit
  * holds the write lock from its first statement (nothing commits between its check and its write), and
  * a database still busy after the timeout answers 503, never 500.
  */
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHash, hkdfSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -45,15 +45,20 @@ class Note extends Base {
 const NoteSchema = defineModel(Note, { id: p.integer().primary().autoincrement(), name: p.string().length(100) });
 
 describe('ETagSigner', () => {
-  it('is HMAC-SHA256 with a key derived from the secret; the tag is its first 22 base64url characters, quoted', () => {
+  it('is SHA-256 of a key derived from the secret, a NUL and the message; the tag is its first 22 base64url characters, quoted', () => {
     const secret = 'etag-test-secret-0123456789abcdef';
-    const key = Buffer.from(hkdfSync('sha256', secret, 'core-etag-salt', 'core/etag/hmac-sha256', 32));
+    const key = Buffer.from(hkdfSync('sha256', secret, 'core-etag-salt', 'core/etag/sha256-keyed', 32));
     const signer = ETagSigner.forSecret(secret);
-    // The long message makes the signer grow its buffer; the short one after it reuses the grown one.
-    for (const message of ['', 'v\u0000tasks\u0000"a"\u0000#1', 'é✓'.repeat(300), 'short again']) {
-      const expected = createHmac('sha256', key).update(message, 'utf8').digest('base64url');
+    for (const message of ['', 'v\u0000tasks\u0000"a"\u0000#1', 'é✓'.repeat(300)]) {
+      const expected = createHash('sha256')
+        .update(key.toString('base64url'))
+        .update(Buffer.from([0]))
+        .update(message, 'utf8')
+        .digest('base64url');
       expect(signer.mac(message)).toBe(expected);
       expect(signer.tag(message)).toBe(`"${expected.slice(0, 22)}"`);
+      // Keyed: not the digest of the message alone.
+      expect(signer.mac(message)).not.toBe(createHash('sha256').update(message, 'utf8').digest('base64url'));
     }
   });
 

@@ -1,39 +1,39 @@
 /**
  * Entity tags of records: what `GET /tasks/{id}` sends as `ETag` and what `If-Match` is compared with.
  *
- * A tag is a strong validator, `"` + 22 base64url characters + `"`: the first 132 bits of an
- * HMAC-SHA256, keyed with a key derived from the database's secret (`SECRET_KEY`), over the record's
- * stored state (see record-tags.ts). Keyed, so a tag says nothing about the values it covers, not even
- * to a caller who can guess them; a caller who may not see a field cannot learn its value from the tag,
- * only that something changed. The README of this folder explains the whole mechanism.
+ * A tag is a strong validator, `"` + 22 base64url characters + `"`: the first 132 bits of a SHA-256
+ * over a key derived from the database's secret (`SECRET_KEY`) followed by the record's stored state
+ * (see record-tags.ts). Keyed, so a tag says nothing about the values it covers, not even to a caller
+ * who can guess them; a caller who may not see a field cannot learn its value from the tag, only that
+ * something changed. The README of this folder explains the whole mechanism.
  */
 import { hash, hkdfSync } from 'node:crypto';
 
-const HMAC_BLOCK = 64;
-const SHA256_BYTES = 32;
-/** 22 base64url characters: 132 bits of the MAC. */
+const KEY_BYTES = 32;
+/** 22 base64url characters: 132 bits of the digest. */
 const TAG_CHARS = 22;
 
 /**
- * HMAC-SHA256 tags with one key per secret. The pads are computed once and the message is written
- * into a buffer the signer keeps, so a tag costs two one-shot `crypto.hash` calls (`createHmac` sets
- * up a new object per call); the test checks it against `createHmac`.
+ * Tags with one key per secret: SHA-256 of the key (base64url), a NUL, then the message, in one
+ * one-shot `crypto.hash` call.
+ *
+ * Not HMAC, which hashes twice: each call into `crypto.hash` costs about as much as the hashing
+ * itself, and GET by id computes a tag on every request (docs/performance.md, "The ETag" under "What
+ * a request costs"). What HMAC's second hash adds is protection from length extension, where someone
+ * who holds a digest computes the digest of a longer message under the same unknown key. A tag is a
+ * truncated digest, which does not hold the hash's state that such an extension starts from, and
+ * nothing trusts a tag a client sends: it is only compared with the record's current one. What a tag
+ * must do it does with the key in front: equal for equal states, different for different ones, and
+ * not computable without the key.
  */
 export class ETagSigner {
   private static readonly bySecret = new Map<string, ETagSigner>();
-  /** key ⊕ ipad (one block), then room for the message. */
-  private inner: Buffer;
-  /** key ⊕ opad (one block), then the inner digest. */
-  private readonly outer: Buffer;
+  /** The key, base64url, and the NUL that ends it (no base64url character is NUL). */
+  private readonly prefix: string;
 
   private constructor(secret: string) {
-    const key = Buffer.from(hkdfSync('sha256', secret, 'core-etag-salt', 'core/etag/hmac-sha256', SHA256_BYTES));
-    this.inner = Buffer.alloc(HMAC_BLOCK + 256, 0x36);
-    this.outer = Buffer.alloc(HMAC_BLOCK + SHA256_BYTES, 0x5c);
-    for (let i = 0; i < key.length; i++) {
-      this.inner[i]! ^= key[i]!;
-      this.outer[i]! ^= key[i]!;
-    }
+    const key = Buffer.from(hkdfSync('sha256', secret, 'core-etag-salt', 'core/etag/sha256-keyed', KEY_BYTES));
+    this.prefix = `${key.toString('base64url')}\u0000`;
   }
 
   static forSecret(secret: string): ETagSigner {
@@ -47,17 +47,9 @@ export class ETagSigner {
     return `"${this.mac(message).slice(0, TAG_CHARS)}"`;
   }
 
-  /** HMAC-SHA256 of `message` (UTF-8), base64url. */
+  /** SHA-256 of the key, a NUL and `message` (UTF-8), base64url. */
   mac(message: string): string {
-    const length = HMAC_BLOCK + Buffer.byteLength(message);
-    if (length > this.inner.length) {
-      const grown = Buffer.allocUnsafe(length * 2);
-      this.inner.copy(grown, 0, 0, HMAC_BLOCK);
-      this.inner = grown;
-    }
-    this.inner.write(message, HMAC_BLOCK, 'utf8');
-    this.outer.write(hash('sha256', this.inner.subarray(0, length), 'binary'), HMAC_BLOCK, SHA256_BYTES, 'latin1');
-    return hash('sha256', this.outer, 'base64url');
+    return hash('sha256', this.prefix + message, 'base64url');
   }
 }
 
