@@ -250,9 +250,14 @@ async function countOne(spec: ServerSpec, endpoint: Endpoint, inspection: Inspec
   const main = `${base}.${server.pid}.out.1-01`;
   if (!existsSync(main)) throw new Error(`${spec.name} wrote no callgrind dump at ${main}:\n${server.stderr()}`);
   const { total, byFunction, callers } = selfCosts(readFileSync(main, 'utf8'));
-  const perfMap = `/tmp/perf-${server.pid}.map`;
+  // The JIT's names stay beside the dumps, so two dumps can be compared function by function later.
+  const perfMap = `${base}.${server.pid}.perf.map`;
+  const jitMap = `/tmp/perf-${server.pid}.map`;
+  if (existsSync(jitMap)) {
+    copyFileSync(jitMap, perfMap);
+    rmSync(jitMap);
+  }
   const named = group(chargeBuiltinsToCallers(byFunction, callers), readPerfMap(perfMap), new SourceResolver());
-  rmSync(perfMap, { force: true });
   const groups = new Map<string, number>();
   for (const { group: g, cost } of named.values()) groups.set(g, (groups.get(g) ?? 0) + cost);
   const perRequest = (cost: number): number => Math.round(cost / requests);

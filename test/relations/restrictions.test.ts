@@ -228,3 +228,19 @@ describeRelationApp('restricted target field projects.budget', (ctx) => {
     expect((admin.body.meta as Json).restricted_fields).toEqual([]);
   });
 });
+
+describeRelationApp('two restricted roles on the same reads', (ctx) => {
+  it('each keeps its own mask when their requests alternate (compiled reads are kept per restriction set)', async () => {
+    const g = await seedGraph(ctx);
+    const first = (data: unknown): Json => (Array.isArray(data) ? data[0] : data) as Json;
+    for (let round = 0; round < 2; round++) {
+      for (const path of [`/tasks/${g.task.id}`, '/tasks/']) {
+        const noproject = first((await ctx.call('noproject', 'GET', path)).body.data);
+        const nobudget = first((await ctx.call('nobudget', 'GET', path)).body.data);
+        expect(noproject).toMatchObject({ id: g.task.id });
+        expect(noproject).not.toHaveProperty('project_id');
+        expect(nobudget).toMatchObject({ id: g.task.id, project_id: g.project.id });
+      }
+    }
+  });
+});

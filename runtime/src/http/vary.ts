@@ -4,8 +4,7 @@ import { scopingActive } from '../search/row-scope.js';
 
 /**
  * Appends header names to `Vary`, keeping existing values, comparing case-insensitively and never
- * adding a name twice; `Vary: *` already covers everything and stays as it is. It runs on every
- * response to a restricted caller, usually with no `Vary` yet: then nothing is parsed.
+ * adding a name twice; `Vary: *` already covers everything and stays as it is.
  */
 export function appendVary(reply: FastifyReply, names: readonly string[]): void {
   const current = reply.getHeader('vary');
@@ -31,6 +30,7 @@ function splitVary(current: string | number | string[]): string[] {
 }
 
 const VARY_ON_CREDENTIALS: readonly string[] = ['Authorization', 'Cookie'];
+const VARY_ON_CREDENTIALS_VALUE = VARY_ON_CREDENTIALS.join(', ');
 
 /**
  * `Vary: Authorization, Cookie` when the active caller has restricted fields or rows scoped to them
@@ -40,7 +40,13 @@ const VARY_ON_CREDENTIALS: readonly string[] = ['Authorization', 'Cookie'];
  * which Core cannot see.
  */
 export function varyOnCredentials(reply: FastifyReply): void {
-  if (answerDependsOnCaller(getContext())) appendVary(reply, VARY_ON_CREDENTIALS);
+  if (answerDependsOnCaller(getContext())) addCredentialsToVary(reply);
+}
+
+/** Every restricted answer passes here, usually with no `Vary` yet: then the header is one constant. */
+function addCredentialsToVary(reply: FastifyReply): void {
+  if (reply.getHeader('vary') === undefined) reply.header('vary', VARY_ON_CREDENTIALS_VALUE);
+  else appendVary(reply, VARY_ON_CREDENTIALS);
 }
 
 function answerDependsOnCaller(ctx: CoreContext): boolean {
@@ -50,6 +56,6 @@ function answerDependsOnCaller(ctx: CoreContext): boolean {
 /** `varyOnCredentials` when the reply's content type, as set so far, is JSON (`…json…`, any case). */
 export function varyOnCredentialsIfJson(reply: FastifyReply): void {
   if (answerDependsOnCaller(getContext()) && /json/i.test(String(reply.getHeader('content-type') ?? ''))) {
-    appendVary(reply, VARY_ON_CREDENTIALS);
+    addCredentialsToVary(reply);
   }
 }

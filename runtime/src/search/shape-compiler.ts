@@ -186,13 +186,26 @@ export function rootColumn(info: ModelInfo, alias: string, field: string): strin
 }
 
 const restrictionKeys = new WeakMap<ReadonlySet<string>, string>();
+/** Sorted entries as JSON → `R<n>`: distinct restriction sets are few (one per combination of roles). */
+const sharedRestrictionKeys = new Map<string, string>();
+const MAX_SHARED_RESTRICTION_KEYS = 1024;
 
-/** A stable key for a restriction set (sorted entries), computed once per set object. */
+/**
+ * A stable key for a restriction set, computed once per set object; equal sets give equal keys. It is
+ * short (`R<n>`) because every read builds its shape key around it and hashes the whole string.
+ */
 export function restrictionKey(restricted: ReadonlySet<string>): string {
   if (restricted.size === 0) return '';
   let key = restrictionKeys.get(restricted);
   if (key === undefined) {
-    key = JSON.stringify([...restricted].sort());
+    const entries = JSON.stringify([...restricted].sort());
+    key = sharedRestrictionKeys.get(entries);
+    if (key === undefined && sharedRestrictionKeys.size < MAX_SHARED_RESTRICTION_KEYS) {
+      key = `R${sharedRestrictionKeys.size}`;
+      sharedRestrictionKeys.set(entries, key);
+    }
+    // Past the bound, the entries themselves, which never look like `R<n>`.
+    key ??= entries;
     restrictionKeys.set(restricted, key);
   }
   return key;
