@@ -3,12 +3,17 @@ import { type CoreContext, getContext } from '../context/context.js';
 import { scopingActive } from '../search/row-scope.js';
 
 /**
- * Appends header names to `Vary`, keeping existing values, comparing case-insensitively and never
- * adding a name twice; `Vary: *` already covers everything and stays as it is.
+ * Appends distinct header names to `Vary`, keeping existing values, comparing case-insensitively and
+ * never adding a name twice; `Vary: *` already covers everything and stays as it is. It runs on every
+ * response to a restricted caller, usually with no `Vary` yet: then the names are set as they are.
  */
 export function appendVary(reply: FastifyReply, names: readonly string[]): void {
   const current = reply.getHeader('vary');
-  const values = current === undefined ? [] : splitVary(current);
+  if (current === undefined) {
+    reply.header('vary', names.join(', '));
+    return;
+  }
+  const values = splitVary(current);
   if (values.includes('*')) return;
   const seen = new Set(values.map((v) => v.toLowerCase()));
   const before = values.length;
@@ -30,7 +35,6 @@ function splitVary(current: string | number | string[]): string[] {
 }
 
 const VARY_ON_CREDENTIALS: readonly string[] = ['Authorization', 'Cookie'];
-const VARY_ON_CREDENTIALS_VALUE = VARY_ON_CREDENTIALS.join(', ');
 
 /**
  * `Vary: Authorization, Cookie` when the active caller has restricted fields or rows scoped to them
@@ -40,13 +44,7 @@ const VARY_ON_CREDENTIALS_VALUE = VARY_ON_CREDENTIALS.join(', ');
  * which Core cannot see.
  */
 export function varyOnCredentials(reply: FastifyReply): void {
-  if (answerDependsOnCaller(getContext())) addCredentialsToVary(reply);
-}
-
-/** Every restricted answer passes here, usually with no `Vary` yet: then the header is one constant. */
-function addCredentialsToVary(reply: FastifyReply): void {
-  if (reply.getHeader('vary') === undefined) reply.header('vary', VARY_ON_CREDENTIALS_VALUE);
-  else appendVary(reply, VARY_ON_CREDENTIALS);
+  if (answerDependsOnCaller(getContext())) appendVary(reply, VARY_ON_CREDENTIALS);
 }
 
 function answerDependsOnCaller(ctx: CoreContext): boolean {
@@ -56,6 +54,6 @@ function answerDependsOnCaller(ctx: CoreContext): boolean {
 /** `varyOnCredentials` when the reply's content type, as set so far, is JSON (`…json…`, any case). */
 export function varyOnCredentialsIfJson(reply: FastifyReply): void {
   if (answerDependsOnCaller(getContext()) && /json/i.test(String(reply.getHeader('content-type') ?? ''))) {
-    addCredentialsToVary(reply);
+    appendVary(reply, VARY_ON_CREDENTIALS);
   }
 }
