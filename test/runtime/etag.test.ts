@@ -21,8 +21,7 @@ import {
   type Database,
 } from '@core/runtime';
 import { DatabaseManager } from '../../runtime/src/db/database.js';
-import { parseIfMatch } from '../../runtime/src/data/etag.js';
-import { ETagSigner } from '../../runtime/src/data/etag.js';
+import { canonicalValue, ETagSigner, parseIfMatch } from '../../runtime/src/data/etag.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 
 class Counter extends Base {
@@ -67,6 +66,43 @@ describe('ETagSigner', () => {
     expect(ETagSigner.forSecret('one-secret-0123456789abcdef0123456').tag(message)).not.toBe(
       ETagSigner.forSecret('another-secret-0123456789abcdef01').tag(message),
     );
+  });
+});
+
+describe('canonicalValue', () => {
+  // A record's tag hashes its columns' forms joined with NUL: two different states must never give
+  // one message, nor one UTF-8 text (what the hash reads).
+  const tagOf = (state: readonly unknown[]): string =>
+    ETagSigner.forSecret('canonical-test').tag(`s\u0000t${state.map((v) => `\u0000${canonicalValue(v)}`).join('')}`);
+
+  it('tells every state apart: text holding NUL or another form, other types, a lone surrogate', () => {
+    const states: unknown[][] = [
+      ['x\u0000S1:y', 'z'],
+      ['x', 'y\u0000S1:z'],
+      ['x', 'y'],
+      ['x\u0000', 'y'],
+      ['', 'x'],
+      [null, 'x'],
+      ['N', 'x'],
+      [1, 'x'],
+      ['1', 'x'],
+      ['#1', 'x'],
+      [true, 'x'],
+      ['T', 'x'],
+      ['\uD800', 'x'],
+      ['\uFFFD', 'x'],
+      ['"\\ud800"', 'x'],
+      ['é✓', 'x'],
+      [new Date(0), 'x'],
+      ['@0', 'x'],
+      [{ a: 1 }, 'x'],
+      ['J{"a":1}', 'x'],
+    ];
+    const tags = states.map(tagOf);
+    expect(new Set(tags).size).toBe(states.length);
+    // …and equal states give equal tags.
+    expect(tagOf(['x\u0000S1:y', 'z'])).toBe(tags[0]);
+    expect(tagOf(['\uD800', 'x'])).toBe(tags[12]);
   });
 });
 

@@ -54,14 +54,18 @@ export class ETagSigner {
 }
 
 /**
- * One stored value as text, the same for equal values and different for different ones: the parts of
- * a tag's message are joined with NUL, which none of these forms contains (JSON escapes it).
+ * One stored value as text, the same for equal values and different for different ones. The parts of
+ * a tag's message are joined with NUL, which only a string's form may contain (JSON escapes it
+ * elsewhere), and that form gives the string's length before its text, so where it ends is known.
  */
 export function canonicalValue(value: unknown): string {
   if (value === null || value === undefined) return 'N';
   switch (typeof value) {
     case 'string':
-      return JSON.stringify(value);
+      // The text as it is, without JSON's escaping (a call into the runtime per column), except a
+      // string with a lone surrogate: UTF-8, which the hash reads, has no such character and would
+      // turn it into U+FFFD, so two different strings would give one tag. JSON escapes it.
+      return isWellFormed(value) ? `S${value.length}:${value}` : JSON.stringify(value);
     case 'number':
     case 'bigint':
       return `#${value}`;
@@ -74,6 +78,9 @@ export function canonicalValue(value: unknown): string {
   // json columns (objects, arrays) as their JSON text; a bigint inside one as its digits
   return `J${JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`;
 }
+
+// `String.prototype.isWellFormed` is in Node 20 (V8 11.3), not in the ES2023 library the types use.
+const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
  * An `If-Match` header, parsed: `*` (any current record), the strong tags it lists, or malformed.
