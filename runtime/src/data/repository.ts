@@ -28,7 +28,10 @@ export interface RepositoryOptions<M extends Base> {
   model: ModelClass<M>;
   /** Defaults to `dbManager.db`, looked up on first use (so a repository may be built before `initApp`). */
   db?: Database;
-  /** Page-size and search limits of the read side. */
+  /**
+   * Page-size and search limits of the read side. Read when the repository first reads, once per
+   * object: pass a new object to change them, not the same one changed.
+   */
   reader?: ModelReaderOptions;
 }
 
@@ -94,8 +97,9 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   /**
    * Many-to-many input keys that differ from `<singular>_ids`, by relation name (the manifest's
    * `ids_field`). Override as a class field: `protected override readonly relationKeys = { labels: 'tag_ids' }`.
+   * Read once per object, as `reader` is.
    */
-  protected readonly relationKeys: Readonly<Record<string, string>> = {};
+  protected readonly relationKeys: Readonly<Record<string, string>> = NO_RELATION_KEYS;
   private readonly explicitDb: Database | undefined;
   private readonly readerOptions: ModelReaderOptions | undefined;
   private cached: RepositoryState<M> | undefined;
@@ -538,10 +542,13 @@ export class BaseRepository<M extends Base, C extends object = Record<string, un
   private state(): RepositoryState<M> {
     const db = this.explicitDb ?? dbManager.db;
     // Rebuilt if the app re-initialised the database (tests, reloads).
-    if (this.cached?.db !== db) this.cached = sharedState(db, this.model, this.readerOptions, this.relationKeys);
+    if (this.cached?.db !== db) this.cached = stateOf(db, this.model, this.readerOptions, this.relationKeys);
     return this.cached;
   }
 }
+
+const NO_RELATION_KEYS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_READER_OPTIONS: ModelReaderOptions = Object.freeze({});
 
 interface RepositoryState<M extends Base = Base> {
   readonly db: Database;
@@ -552,6 +559,29 @@ interface RepositoryState<M extends Base = Base> {
   readonly tags: RecordTags;
 }
 const states = new WeakMap<Database, Map<string, RepositoryState>>();
+/** The same states by the identity of the model and of the two options objects (their values read once). */
+const statesByIdentity = new WeakMap<object, WeakMap<object, WeakMap<object, RepositoryState>>>();
+
+/**
+ * `sharedState`, found without building its key: repositories are usually request-scoped, and built
+ * around the same options objects each time (the generated ones share the resource's config), so the
+ * JSON of those objects and the string key made of it are worked out once, not per request.
+ */
+function stateOf<M extends Base>(
+  db: Database,
+  model: ModelClass<M>,
+  readerOptions: ModelReaderOptions | undefined,
+  relationKeys: Readonly<Record<string, string>>,
+): RepositoryState<M> {
+  let byKeys = statesByIdentity.get(model);
+  if (!byKeys) statesByIdentity.set(model, (byKeys = new WeakMap()));
+  let byReader = byKeys.get(relationKeys);
+  if (!byReader) byKeys.set(relationKeys, (byReader = new WeakMap()));
+  const reader = readerOptions ?? NO_READER_OPTIONS;
+  let state = byReader.get(reader);
+  if (state?.db !== db) byReader.set(reader, (state = sharedState(db, model, readerOptions, relationKeys)));
+  return state as unknown as RepositoryState<M>;
+}
 
 /**
  * The read side and write plans of one (database, model, options), built once and shared: repositories
