@@ -112,8 +112,10 @@ export class SourceResolver {
     const { url } = frame;
     if (url === '') return '';
     if (url.startsWith('node:')) return url;
-    if (!url.startsWith('file://')) return url;
-    const path = fileURLToPath(url);
+    // A file:// URL (an ES module), or a plain path: a CommonJS bundle compiled through `vm.Script`, as
+    // the Core server's start script does to use V8's code cache.
+    const path = url.startsWith('file://') ? fileURLToPath(url) : url.startsWith('/') ? url : undefined;
+    if (path === undefined) return url;
     let entry = this.maps.get(path);
     if (entry === undefined) {
       try {

@@ -181,7 +181,7 @@ function group(
     const symbol = address ? symbolAt(symbols, Number.parseInt(address[1]!, 16)) : undefined;
     let name = fn.replace(/^\?\?\?:/, '').replace(/\(.*$/, '');
     let layer: string;
-    const js = symbol && /^JS:[*^~+]?(\S*) (file:\/\/\S+|node:\S+):(\d+):(\d+)$/.exec(symbol);
+    const js = symbol && /^JS:[*^~+]?(\S*) (file:\/\/\S+|node:\S+|\/\S+):(\d+):(\d+)$/.exec(symbol);
     if (js) {
       const source = resolver.resolve({
         functionName: js[1]!,
