@@ -290,6 +290,14 @@ export const NoteSchema = defineModel(Note, {
         const read = await fetch(`${server.baseUrl}/tasks/${body.data.id}`, { headers });
         expect(read.status).toBe(200);
         expect(((await read.json()) as { data: unknown }).data).toMatchObject({ id: body.data.id, title: 'Ship it' });
+        // Production skips Ajv's meta-schema check of the route schemas; the schemas still validate.
+        const invalid = await fetch(`${server.baseUrl}/tasks/`, { method: 'POST', headers, body: '{"title": 5}' });
+        expect(invalid.status).toBe(422);
+        expect(await invalid.json()).toMatchObject({
+          error: { code: 'VALIDATION_ERROR', details: [expect.objectContaining({ path: 'title' })] },
+        });
+        const badId = await fetch(`${server.baseUrl}/tasks/not-a-uuid`, { headers });
+        expect(badId.status).toBe(422);
         // The Swagger UI serves its page from its own package folder (external).
         expect((await fetch(`${server.baseUrl}/docs/static/index.html`)).status).toBe(200);
         expect((await fetch(`${server.baseUrl}/docs/json`)).status).toBe(200);
