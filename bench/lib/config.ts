@@ -109,23 +109,38 @@ export const CREATE_BODY = {
  *   endpoints that raise events (`create`), against `core`'s in-process events;
  * - `floor`: Fastify 5 + the driver's prepared statements, the same routes and validation, no auth, no
  *   logging: what this stack costs with nothing on top (the reference of every "× floor");
+ * - `floor_logger`: the floor with Fastify's logger on at the comparison's level and the request-line
+ *   hook (no line is written at that level): the first step from the floor towards the authenticated
+ *   servers, on GET by id only (`LADDER_ENDPOINTS`), where a request's fixed costs weigh most;
  * - `platformatic`: Platformatic DB 2.61.0 serving the same tables (installed on demand, see peers.ts);
  * - `raw`: the floor's code plus a JWT check, the policies and the Vary header (authenticated floor);
  * - `mikro`: hand-written Fastify + MikroORM, the same auth as `raw`.
  */
-export type ServerName = 'core' | 'core_outbox' | 'core_info' | 'floor' | 'platformatic' | 'raw' | 'mikro';
+export type ServerName =
+  | 'core'
+  | 'core_outbox'
+  | 'core_info'
+  | 'floor'
+  | 'floor_logger'
+  | 'platformatic'
+  | 'raw'
+  | 'mikro';
 export const SERVER_NAMES: readonly ServerName[] = [
   'core',
   'core_outbox',
   'core_info',
   'floor',
+  'floor_logger',
   'platformatic',
   'raw',
   'mikro',
 ];
 
 /** The servers that do not authenticate: a restricted role or a thousand tokens mean nothing to them. */
-export const UNAUTHENTICATED: ReadonlySet<ServerName> = new Set(['floor', 'platformatic']);
+export const UNAUTHENTICATED: ReadonlySet<ServerName> = new Set(['floor', 'floor_logger', 'platformatic']);
+
+/** The endpoints `floor_logger` runs: what the logger alone costs is told by the cheapest request. */
+export const LADDER_ENDPOINTS: ReadonlySet<string> = new Set(['by_id']);
 
 /** What the table calls each server. */
 export const SERVER_LABELS: Record<ServerName, string> = {
@@ -133,6 +148,7 @@ export const SERVER_LABELS: Record<ServerName, string> = {
   core_outbox: 'Core, outbox + NATS',
   core_info: 'Core, log level info',
   floor: 'floor',
+  floor_logger: 'floor + logger',
   platformatic: 'Platformatic DB',
   raw: 'raw + JWT',
   mikro: 'MikroORM + JWT',

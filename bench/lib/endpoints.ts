@@ -6,6 +6,7 @@
 import {
   CREATE_BODY,
   DEPTH,
+  LADDER_ENDPOINTS,
   OWNER_SEARCH_BODY,
   PAGE,
   SEARCH_BODY,
@@ -245,6 +246,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
 /** Whether `server` runs `endpoint` (the others show "–" in its line). */
 export function serves(endpoint: Endpoint, server: ServerName): boolean {
   if (server === 'core_outbox') return endpoint.events === true;
+  if (server === 'floor_logger') return LADDER_ENDPOINTS.has(endpoint.name);
   if (UNAUTHENTICATED.has(server) && endpoint.peerEndpoint) return false;
   if (server === 'platformatic') return endpoint.platformatic !== undefined;
   return endpoint.servers ? endpoint.servers.includes(server) : true;

@@ -289,13 +289,12 @@ export interface PreparedServers {
  * Generates the Core project, then bundles every server with its build's policy (the baselines too, so
  * they load the same way). Core and the MikroORM server are the same bundles on both databases (they
  * follow DATABASE_URL); the floor and raw are raw.ts on SQLite and raw-pg.ts on PostgreSQL, the floor
- * with `BENCH_AUTH=none` (no JWT, no policies) and no logger.
+ * with `BENCH_AUTH=none` (no JWT, no policies) and no logger, `floor_logger` with no JWT and raw's logger.
  */
 export async function prepareServers(workDir: string, databases: readonly DatabaseKind[]): Promise<PreparedServers> {
   const project = await generateCoreProject(workDir);
   const policy = bundlePolicyOf(project);
   const compared = { LOG_LEVEL: COMPARISON_LOG_LEVEL };
-  const floor = { BENCH_AUTH: 'none', LOG_LEVEL: 'silent' };
   const [cores, schemaScript, mikro, rawSqlite, rawPg, platformatic] = await Promise.all([
     prepareCoreServer(project),
     prepareSchemaScript(project, policy),
@@ -307,20 +306,17 @@ export async function prepareServers(workDir: string, databases: readonly Databa
   // A preload that turns SIGTERM into a normal exit, so `node --cpu-prof` writes its profile.
   writeFileSync(join(BUILD_DIR, 'exit-on-sigterm.mjs'), "process.once('SIGTERM', () => process.exit(0));\n");
   const others = { ...cores, mikro, platformatic };
+  /** raw's bundle as the floor (no auth, no logger) and as the floor with raw's logger. */
+  const withFloors = (raw: ServerSpec) => ({
+    ...others,
+    raw,
+    floor: { ...raw, name: 'floor' as const, env: { ...raw.env, BENCH_AUTH: 'none', LOG_LEVEL: 'silent' } },
+    floor_logger: { ...raw, name: 'floor_logger' as const, env: { ...raw.env, BENCH_AUTH: 'none', ...compared } },
+  });
   return {
     sets: {
-      ...(rawSqlite
-        ? {
-            sqlite: {
-              ...others,
-              raw: rawSqlite,
-              floor: { ...rawSqlite, name: 'floor', env: { ...rawSqlite.env, ...floor } },
-            },
-          }
-        : {}),
-      ...(rawPg
-        ? { postgresql: { ...others, raw: rawPg, floor: { ...rawPg, name: 'floor', env: { ...rawPg.env, ...floor } } } }
-        : {}),
+      ...(rawSqlite ? { sqlite: withFloors(rawSqlite) } : {}),
+      ...(rawPg ? { postgresql: withFloors(rawPg) } : {}),
     },
     policy,
     schemaScript,
