@@ -533,7 +533,7 @@ async function main(): Promise<void> {
       seed.sampleIds,
     );
 
-    log('  generator: core generate on 30 resources, core startapp');
+    log(`  generator: core generate on 30 resources, core startapp (median of 3 rounds)`);
     sqliteRun = { ...measured, coldRuns, coreFirstStarts, generator: measureGenerator(), loadAverage: loadAverage() };
   }
 
@@ -623,6 +623,8 @@ async function main(): Promise<void> {
       cold_start_runs_ms: sqliteRun?.coldRuns ?? {},
       cold_start_first_ms: coreFirstStartMs,
       cold_start_first_runs_ms: sqliteRun?.coreFirstStarts ?? [],
+      generate_30_runs_ms: sqliteRun?.generator.generate_30_runs_ms ?? [],
+      startapp_runs_ms: sqliteRun?.generator.startapp_runs_ms ?? [],
       peak_rss_mb_by_server: sqliteRun?.peakRssByServer ?? {},
       wall_s: Math.round((performance.now() - started) / 1000),
       samples: sqliteRun?.samples ?? [],
