@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { signToken } from '@core/runtime';
 import { measureColdStart, removeCodeCache } from './lib/cold-start.js';
-import { measureGenerator } from './lib/generate.js';
+import { GENERATOR_ROUNDS, measureGenerator } from './lib/generate.js';
 import {
   checkOutboxEvents,
   eventsPerCreate,
@@ -534,7 +534,7 @@ async function main(): Promise<void> {
       seed.sampleIds,
     );
 
-    log(`  generator: core generate on 30 resources, core startapp (median of 3 rounds)`);
+    log(`  generator: core generate on 30 resources, core startapp (median of ${GENERATOR_ROUNDS} rounds)`);
     sqliteRun = { ...measured, coldRuns, coreFirstStarts, generator: measureGenerator(), loadAverage: loadAverage() };
   }
 

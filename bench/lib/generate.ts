@@ -17,7 +17,7 @@ import { median } from './report.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CORE = join(ROOT, 'generator/bin/core.js');
 const RESOURCES = 30;
-const GENERATOR_ROUNDS = 3;
+export const GENERATOR_ROUNDS = 3;
 
 function timedCore(args: string[], cwd: string): number {
   const start = performance.now();
