@@ -295,8 +295,8 @@ describe('core init <name> --no-install', () => {
       writeFileSync(join(work, 'package.json'), '{ "type": "module" }\n');
     });
 
-    /** Bundles `source` with the project's `buildServer` into `<outdir>/`, then starts `main.js` twice. */
-    const buildAndStart = (outdir: string, source: string) => {
+    /** Bundles `source` with the project's `buildServer` into `<outdir>/` (main.js and server.cjs). */
+    const bundle = (outdir: string, source: string) => {
       writeFileSync(join(work, `${outdir}.ts`), source);
       const build = spawnSync(
         process.execPath,
@@ -308,13 +308,24 @@ describe('core init <name> --no-install', () => {
         { cwd: work, encoding: 'utf8' },
       );
       expect(build.status, build.stderr).toBe(0);
+    };
+
+    /** `node <nodeArgs> <file>` in the build folder; its standard output. */
+    const run = (nodeArgs: string[], file: string) => {
+      const done = spawnSync(process.execPath, [...nodeArgs, file], { cwd: work, encoding: 'utf8' });
+      expect(done.status, done.stderr).toBe(0);
+      return done.stdout;
+    };
+
+    /** Bundles `source` into `<outdir>/`, then starts `main.js` twice. */
+    const buildAndStart = (outdir: string, source: string) => {
+      bundle(outdir, source);
       const start = () => {
-        const run = spawnSync(process.execPath, [join(outdir, 'main.js')], { cwd: work, encoding: 'utf8' });
-        expect(run.status, run.stderr).toBe(0);
+        const stdout = run([], join(outdir, 'main.js'));
         const cache = readdirSync(join(work, outdir)).find((name) => name.endsWith('.cache'));
         // The start script saves the cache when V8 had none or rejected it: a new file each time.
         return {
-          stdout: run.stdout.trim(),
+          stdout: stdout.trim(),
           cache: cache === undefined ? undefined : statSync(join(work, outdir, cache)),
         };
       };
@@ -369,6 +380,34 @@ describe('core init <name> --no-install', () => {
       expect(built.main).toContain("source.toString('utf8', 0, end)");
       for (const start of [built.first, built.second]) expect(start.stdout).toBe('a → b →');
       expect(built.second.cache!.ino).toBe(built.first.cache!.ino);
+    });
+
+    it("keeps process.nextTick on V8's fast path after a full collection with no tick left", () => {
+      // What V8 has learnt about nextTick's object literal, one state per property it defines
+      // (MONOMORPHIC: one shape, compiled inline; MEGAMORPHIC: a call into V8's runtime each time).
+      bundle(
+        'ticks',
+        [
+          "const debugPrint = new Function('f', '%DebugPrint(f)');",
+          'const noop = () => {};',
+          'for (let i = 0; i < 1000; i++) process.nextTick(noop);',
+          'setImmediate(() => {',
+          '  (globalThis as unknown as { gc(): void }).gc();',
+          '  for (let i = 0; i < 10; i++) process.nextTick(noop);',
+          '  setImmediate(() => debugPrint(process.nextTick));',
+          '});',
+          '',
+        ].join('\n'),
+      );
+      const literalStates = (stdout: string) =>
+        [...stdout.matchAll(/DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]);
+      const flags = ['--allow-natives-syntax', '--expose-gc'];
+      // The bundle alone: the collection dropped the shapes, so nextTick left the fast path.
+      const alone = literalStates(run(flags, join('ticks', 'server.cjs')));
+      expect(alone).toHaveLength(4);
+      expect(alone).toContain('MEGAMORPHIC');
+      // Started as `npm start` starts it: the start script's kept tick held them.
+      expect(literalStates(run(flags, join('ticks', 'main.js')))).toEqual(Array(4).fill('MONOMORPHIC'));
     });
   });
 });
