@@ -188,6 +188,13 @@ interface Measured {
  * `--duration` is the total per server and endpoint in a repetition.
  */
 const SLICE_S = 1;
+/**
+ * On PostgreSQL, the pause after a load that wrote, before the next load: knex (tarn) closes a write
+ * pool's idle connections 30 s after their last use (checked every second), and until then the
+ * eight servers' pools together can hold more connections than PostgreSQL's default
+ * `max_connections` (100) allows, so the next group's reads would be refused connections.
+ */
+const WRITE_POOL_IDLE_S = 32;
 
 /** One server on one endpoint, summed over the slices of a repetition. */
 interface SliceTotals {
@@ -335,6 +342,14 @@ async function measure(
       }
     }
 
+    /** After writes on PostgreSQL: until the write pools have closed their idle connections (`WRITE_POOL_IDLE_S`). */
+    const afterWrites = async (): Promise<void> => {
+      if (database !== 'postgresql') return;
+      log(`  ${label}: ${WRITE_POOL_IDLE_S} s for the write pools to close their idle connections …`);
+      await new Promise((resolve) => setTimeout(resolve, WRITE_POOL_IDLE_S * 1000));
+    };
+    if (endpoints.some((e) => e.writes)) await afterWrites();
+
     const samples: Sample[] = [];
     const groups = measurementGroups(endpoints);
     const slices = Math.max(1, Math.round(duration / SLICE_S));
@@ -378,6 +393,8 @@ async function measure(
           }
           log(`  ${label} rep ${rep + 1}/${reps}  ${endpoint.name.padEnd(19)} ${parts.join('  ')} req/s`);
         }
+        const last = rep === reps - 1 && group === groups[groups.length - 1];
+        if (!last && group.some((e) => e.writes)) await afterWrites();
       }
     }
 
