@@ -16,7 +16,7 @@
  * - cursors are base64url JSON of the last row's sort values (Core's are AES-GCM sealed and bound to
  *   the sort and filters: work this baseline does not do);
  * - search: `eq` / `ilike` / `and` / `or` on whitelisted columns, one sort key plus the id tiebreaker,
- *   `ilike` as Core writes it on SQLite (`lower(c) like lower(?) escape '\'`, value escaped);
+ *   `ilike` as Core writes it on SQLite (`c like +? escape '\'`, value escaped);
  * - `?include=project`: the same page with a left join on `projects`, nested per row; `?include=comments`:
  *   a second statement for the page's comments (`task_id in (…)`, by task then id), grouped per task;
  * - create: `insert … returning *` (one statement, SQLite ≥ 3.35), 201 + `Location`.
@@ -172,7 +172,7 @@ function where(nodes: readonly SearchNode[], join: 'and' | 'or', params: unknown
     }
     if (node.op === 'ilike' && KIND[field] === 'string' && typeof node.value === 'string') {
       params.push(`%${node.value.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
-      return `lower("${field}") like lower(?) escape '\\'`;
+      return `"${field}" like +? escape '\\'`;
     }
     throw new BadSearch(`unsupported filter ${node.op} on ${node.field}`);
   });

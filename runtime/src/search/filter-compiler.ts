@@ -328,10 +328,11 @@ function leafCondition(
 }
 
 /**
- * String operators. `ilike` is a case-insensitive substring match (`lower(col) like lower(?)`, the
- * value's `%`, `_`, `\` escaped). `like` takes the caller's own pattern (`%`, `_`, `\` escapes) and,
- * with `contains` / `startswith` / `endswith`, is case-sensitive on both databases: PostgreSQL's LIKE
- * already is; on SQLite (whose LIKE ignores ASCII case) the same pattern runs as GLOB.
+ * String operators. `ilike` is a case-insensitive substring match (`lower(col) like lower(?)` on
+ * PostgreSQL, `col like +?` on SQLite; the value's `%`, `_`, `\` escaped). `like` takes the caller's
+ * own pattern (`%`, `_`, `\` escapes) and, with `contains` / `startswith` / `endswith`, is
+ * case-sensitive on both databases: PostgreSQL's LIKE already is; on SQLite (whose LIKE ignores ASCII
+ * case) the same pattern runs as GLOB.
  */
 function stringCondition(
   scope: FilterScope,
@@ -353,13 +354,17 @@ function stringCondition(
   const text = (v: unknown, p: string): string => coerceValue(column, v, p, scope.db.dialect, max, false) as string;
   let bind: (v: unknown, p: string) => unknown[];
   switch (op) {
-    case 'ilike':
+    case 'ilike': {
       bind = (v, p) => [`%${escapeLike(text(v, p))}%`];
-      return (a) => [
-        `lower(${col(a)}) like lower(`,
-        { kind: 'bind', source, leaf: index, text: '?', bind },
-        `) escape '\\'`,
-      ];
+      const slot: BindSlot = { kind: 'bind', source, leaf: index, text: '?', bind };
+      // SQLite's LIKE already folds ASCII case, as its lower() does, so the column is compared as it
+      // is stored. The unary plus keeps the pattern from being a bare parameter: with one, SQLite
+      // weighs the LIKE index optimization and compiles the statement again each time the pattern
+      // is bound, which a pattern that starts with `%` never benefits from.
+      return sqlite
+        ? (a) => [`${col(a)} like +`, slot, ` escape '\\'`]
+        : (a) => [`lower(${col(a)}) like lower(`, slot, `) escape '\\'`];
+    }
     case 'like':
       bind = (v, p) => {
         const pattern = text(v, p);
