@@ -209,6 +209,24 @@ describeEachDatabase('search filters', { entities: fixtureEntities }, (suite) =>
 
     it.each<[string, FilterNode, string, string]>([
       ['an invalid uuid', { field: 'id', op: 'eq', value: 'not-a-uuid' }, 'filters[0].value', 'invalid_value'],
+      ...[
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2g',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2G',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f211',
+        '3f1e4a52x7c1b-4d2e-9a8f-0b6c5d4e3f21',
+        '3f1e4a527-c1b-4d2e-9a8f-0b6c5d4e3f21',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2/',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2@',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2`',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2:',
+        '3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f2\u0660',
+      ].map((value): [string, FilterNode, string, string] => [
+        `the uuid ${JSON.stringify(value)}`,
+        { field: 'id', op: 'eq', value },
+        'filters[0].value',
+        'invalid_value',
+      ]),
       [
         'an invalid foreign-key uuid',
         { field: 'project_id', op: 'in', value: ['nope'] },

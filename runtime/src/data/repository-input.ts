@@ -16,7 +16,7 @@ import {
   type EntityProperty,
 } from '@mikro-orm/core';
 import { ValidationError, type ErrorDetail } from '../errors.js';
-import { kindOfProperty } from '../model/codecs.js';
+import { canonicalUuid, kindOfProperty } from '../model/codecs.js';
 import { dateProblem, instantProblem } from '../model/calendar.js';
 import type { Dialect } from '../db/database.js';
 import {
@@ -91,7 +91,6 @@ export interface PreparedWrite {
   readonly related: RelatedCheck[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER_TYPES = new Set([
   'integer',
   'int',
@@ -349,9 +348,11 @@ function keySpec(prop: EntityProperty): KeySpec {
 
 function parseKey(raw: unknown, key: KeySpec, path: string, table: string): Id {
   switch (key.kind) {
-    case 'uuid':
-      if (typeof raw === 'string' && UUID.test(raw)) return raw.toLowerCase();
+    case 'uuid': {
+      const id = typeof raw === 'string' ? canonicalUuid(raw) : undefined;
+      if (id !== undefined) return id;
       throw invalid(path, 'invalid_id', `${path} must be a ${table} id (a UUID); received ${describe(raw)}`);
+    }
     case 'integer': {
       const n = typeof raw === 'string' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
       if (typeof n === 'number' && Number.isSafeInteger(n)) {
@@ -411,10 +412,11 @@ function convertScalar(field: FieldSpec, value: unknown): unknown {
     if (problem) throw invalid(path, problem.reason, problem.message);
   };
   switch (rule.kind) {
-    case 'uuid':
-      if (!(typeof value === 'string' && UUID.test(value)))
-        throw invalid(path, 'type', `${path} must be a UUID; received ${describe(value)}`);
-      return value.toLowerCase();
+    case 'uuid': {
+      const uuid = typeof value === 'string' ? canonicalUuid(value) : undefined;
+      if (uuid === undefined) throw invalid(path, 'type', `${path} must be a UUID; received ${describe(value)}`);
+      return uuid;
+    }
     case 'datetime': {
       const date =
         value instanceof Date

@@ -170,11 +170,34 @@ export function parseDbTimestamp(text: string): Date {
   return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}${frac.slice(0, 4)}${offset}`);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_DATETIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 const INTEGER_TEXT = /^-?\d{1,40}$/;
 const DECIMAL_TEXT = /^-?\d{1,40}(\.\d{1,40})?$/;
+
+/**
+ * `text` as a canonical UUID (lower case), or undefined when it is not one: 8-4-4-4-12 hexadecimal
+ * digits of either case. Every id of a by-id request passes here (and in the write checks), so it is
+ * a loop over the characters rather than a case-insensitive expression and `toLowerCase()`: an id
+ * that is already lower case, as ids nearly always are, comes back as the same string.
+ */
+export function canonicalUuid(text: string): string | undefined {
+  if (text.length !== 36) return undefined;
+  let upper = false;
+  for (let i = 0; i < 36; i++) {
+    const c = text.charCodeAt(i);
+    if (i === 8 || i === 13 || i === 18 || i === 23) {
+      if (c !== 0x2d) return undefined; // -
+    } else if ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66)) {
+      // 0-9, a-f
+    } else if (c >= 0x41 && c <= 0x46) {
+      upper = true; // A-F
+    } else {
+      return undefined;
+    }
+  }
+  return upper ? text.toLowerCase() : text;
+}
 
 /** What a filter value is compared against. */
 export interface ValueTarget {
@@ -228,9 +251,8 @@ export function coerceValue(
       out = value;
       break;
     case 'uuid':
-      if (typeof value !== 'string' || !UUID.test(value))
-        fail(path, value, 'a UUID such as "3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21"');
-      out = (value as string).toLowerCase();
+      out = typeof value === 'string' ? canonicalUuid(value) : undefined;
+      if (out === undefined) fail(path, value, 'a UUID such as "3f1e4a52-7c1b-4d2e-9a8f-0b6c5d4e3f21"');
       break;
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) fail(path, value, 'a number');
