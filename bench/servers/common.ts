@@ -348,7 +348,7 @@ export function isGroup(node: SearchNode): node is SearchGroup {
 /** A bad search → 422 (thrown, mapped by the servers' error handler). */
 export class BadSearch extends Error {}
 
-/** base64url JSON: the baseline's cursors are plain, not sealed (Core's are AES-GCM encrypted and bound). */
+/** base64url JSON: the baseline's cursors are plain (Core's are signed with HMAC-SHA256 and bound to the sort and filters). */
 export function encodeCursor(values: unknown[]): string {
   return Buffer.from(JSON.stringify(values)).toString('base64url');
 }

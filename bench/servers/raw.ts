@@ -13,8 +13,8 @@
  * - one prepared statement per request (cached by SQL text; the restricted variant leaves
  *   `assignee_email` out of the SELECT), `limit + 1` rows to know `has_more`;
  * - the envelope through a fast-json-stringify response schema (booleans written from SQLite's 0/1);
- * - cursors are base64url JSON of the last row's sort values (Core's are AES-GCM sealed and bound to
- *   the sort and filters: work this baseline does not do);
+ * - cursors are base64url JSON of the last row's sort values (Core's are signed with HMAC-SHA256 and
+ *   bound to the sort and filters: work this baseline does not do);
  * - search: `eq` / `ilike` / `and` / `or` on whitelisted columns, one sort key plus the id tiebreaker,
  *   `ilike` as Core writes it on SQLite (`c like +? escape '\'`, value escaped);
  * - `?include=project`: the same page with a left join on `projects`, nested per row; `?include=comments`:
