@@ -207,6 +207,8 @@ interface SliceTotals {
   p50s: number[];
   /** The server's highest RSS after a slice. */
   rssMb: number | null;
+  /** req/s of each slice, in the order they ran. */
+  sliceRps: number[];
 }
 
 /** One slice: `seconds` of load on one server and endpoint, added to `totals`. */
@@ -228,6 +230,7 @@ async function runSlice(
     totals.cpuMs !== null && cpuBefore !== null && cpuAfter !== null ? totals.cpuMs + cpuAfter - cpuBefore : null;
   totals.p99s.push(result.p99Ms);
   totals.p50s.push(result.p50Ms);
+  totals.sliceRps.push(result.seconds > 0 ? Math.round(result.responses / result.seconds) : 0);
   totals.rssMb = Math.max(totals.rssMb ?? 0, memoryOf(server.pid)?.rssMb ?? 0);
 }
 
@@ -245,6 +248,7 @@ function sampleOf(t: SliceTotals, rep: number, server: ServerName, endpoint: str
     endpoint,
     rssMb: t.rssMb,
     cpuUs: t.cpuMs !== null && t.responses > 0 ? (t.cpuMs * 1000) / t.responses : null,
+    sliceRps: t.sliceRps,
   };
 }
 
@@ -365,7 +369,7 @@ async function measure(
                 (name) =>
                   [
                     `${name} ${e.name}`,
-                    { responses: 0, seconds: 0, failures: 0, cpuMs: 0, p99s: [], p50s: [], rssMb: null },
+                    { responses: 0, seconds: 0, failures: 0, cpuMs: 0, p99s: [], p50s: [], rssMb: null, sliceRps: [] },
                   ] as const,
               ),
           ),

@@ -21,6 +21,8 @@ export interface Sample extends LoadResult {
   rssMb: number | null;
   /** The server process's CPU time per 2xx response during the run (µs); null where /proc is unreadable. */
   cpuUs: number | null;
+  /** req/s of each of the repetition's slices, in the order they ran (absent in files written before). */
+  sliceRps?: number[];
 }
 
 /** One server's figures on one endpoint. */
