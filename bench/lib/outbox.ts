@@ -125,7 +125,10 @@ export async function waitForBroker(baseUrl: string, timeoutMs = 20_000): Promis
   }
 }
 
-/** Runs `count(*) as n` queries on the outbox line's own database (SQLite file or PostgreSQL copy). */
+/**
+ * Runs `count(*) as n` queries on the outbox line's own database (SQLite file or PostgreSQL copy), in
+ * one read transaction: a create that commits meanwhile is in all the counts or in none.
+ */
 async function countRows<K extends string>(
   databaseUrl: string,
   queries: Record<K, string>,
@@ -134,8 +137,10 @@ async function countRows<K extends string>(
   if (databaseUrl.startsWith('sqlite:')) {
     const db = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true });
     try {
-      for (const key of Object.keys(queries) as K[])
-        out[key] = Number((db.prepare(queries[key]).get() as { n: number | bigint }).n);
+      db.transaction(() => {
+        for (const key of Object.keys(queries) as K[])
+          out[key] = Number((db.prepare(queries[key]).get() as { n: number | bigint }).n);
+      })();
     } finally {
       db.close();
     }
@@ -144,8 +149,10 @@ async function countRows<K extends string>(
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
+    await client.query('begin transaction isolation level repeatable read read only');
     for (const key of Object.keys(queries) as K[])
       out[key] = Number((await client.query<{ n: string }>(queries[key])).rows[0]!.n);
+    await client.query('commit');
   } finally {
     await client.end();
   }
@@ -226,16 +233,19 @@ export async function checkOutboxEvents(options: {
       }
     };
     const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-    let counts: { tasks: number; outbox: number; pending: number };
+    let counts: { tasks: number; outbox: number; pending: number } | undefined;
     let messages: number;
     for (;;) {
+      const previous = counts;
       counts = await countRows(options.databaseUrl, {
         tasks: COUNT_TASKS,
         outbox: COUNT_OUTBOX,
         pending: 'select count(*) as n from core_outbox where published_at is null',
       });
       messages = await messagesIn();
-      if ((counts.pending === 0 && messages === counts.outbox) || Date.now() > deadline) break;
+      // The load's last requests may still be committing when it stops: done once two reads agree.
+      const settled = previous?.tasks === counts.tasks && previous.outbox === counts.outbox;
+      if ((settled && counts.pending === 0 && messages === counts.outbox) || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     const created = counts.tasks - options.tasksBefore;
